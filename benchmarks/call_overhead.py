@@ -1,0 +1,254 @@
+"""Host cost of calling an exported function, and of load_inline (issue 2's performance targets).
+
+Rows, side by side:
+  * this project's tvm_ffi, in this process: a no-op exported with ``load_inline(...,
+    cpp_sources=..., functions=[...])`` called with 3 torch CUDA tensors, and with no arguments;
+  * apache-tvm-ffi (same import name, so it runs in its own process with PYTHONPATH pointing at
+    its unpacked wheel): the same source, the same calls;
+  * a Python ``def`` with the same arguments: what the interpreter alone costs;
+  * cold ``load_inline`` of a one-function ``cuda_sources`` module (fresh process, fresh
+    TVM_FFI_CACHE_DIR), warm ``load_inline`` in the same process, and warm in a fresh process
+    that hits the cache, for both implementations.
+
+Targets (H100/H200): call <= 0.45 us, cold <= 3 s, warm <= 3 ms.
+Run: python benchmarks/call_overhead.py [--quick] [--json PATH] [--ref-wheel W | --ref-path D]
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common
+import _jit_worker
+import _ref
+import _sources
+
+NAME = "call_overhead"
+TARGET_CALL_US = 0.45
+TARGET_COLD_S = 3.0
+TARGET_WARM_MS = 3.0
+
+
+def parse_args(argv=None):
+    parser = _common.base_parser(NAME, __doc__.splitlines()[0])
+    parser.add_argument("--skip-jit", action="store_true", help="only the call rows")
+    parser.add_argument(
+        "--device",
+        default="cuda",
+        choices=("cuda", "cpu"),
+        help="where the 3 torch tensors live (default: %(default)s)",
+    )
+    return parser.parse_args(argv)
+
+
+def params(quick: bool) -> dict:
+    if quick:
+        return {
+            "iters": 20000,
+            "samples": 10,
+            "warmup": 2000,
+            "cold_reps": 1,
+            "fresh_reps": 3,
+            "warm_repeats": 10,
+        }
+    return {
+        "iters": 100000,
+        "samples": 30,
+        "warmup": 10000,
+        "cold_reps": 3,
+        "fresh_reps": 5,
+        "warm_repeats": 20,
+    }
+
+
+def measure_calls(tvm_ffi, p: dict, device: str = "cuda") -> dict:
+    """{row key: row} for the no-op calls through one implementation (in the current process)."""
+    import torch
+
+    mod = _ref.import_cpp().load_inline(
+        "bench_call_noop", cpp_sources=_sources.NOOP_CPP, functions=_sources.NOOP_FUNCTIONS
+    )
+    tensors = tuple(torch.rand(4, device=device) for _ in range(3))
+    timing = {k: p[k] for k in ("iters", "samples", "warmup")}
+    return {
+        "tensors3": _common.measure_row(
+            "tensors3", lambda: _common.time_calls(mod.noop, tensors, **timing)
+        ),
+        "noargs": _common.measure_row(
+            "noargs", lambda: _common.time_calls(mod.noop0, (), **timing)
+        ),
+    }
+
+
+def _python_noop(a, b, c):
+    pass
+
+
+def worker_main(args) -> None:
+    """Reference side: same measurement in a process where tvm_ffi is apache-tvm-ffi."""
+    tvm_ffi = _ref.import_impl(args.worker)
+    rows = measure_calls(tvm_ffi, params(args.quick), args.device)
+    _ref.emit_result({"version": _ref.impl_version(tvm_ffi), "rows": rows})
+
+
+def jit_rows(prefix: str, series: dict | None, error: str | None) -> dict:
+    keys = ("cold", "warm_same", "warm_fresh")
+    if series is None:
+        return {f"{prefix}_{k}": _common.na_row(k, error or "not run") for k in keys}
+    return {
+        f"{prefix}_{k}": _common.ok_row(k, series[f"{k}_s"])
+        if series[f"{k}_s"]
+        else _common.na_row(k, "no samples")
+        for k in keys
+    }
+
+
+def collect(args) -> dict:
+    p = params(args.quick)
+    raw: dict = {"params": p, "device": args.device, "rows": {}, "versions": {}}
+    rows = raw["rows"]
+    try:
+        tvm_ffi = _ref.import_impl("ours")
+        raw["versions"]["ours"] = _ref.impl_version(tvm_ffi)
+        rows.update({f"ours_{k}": v for k, v in measure_calls(tvm_ffi, p, args.device).items()})
+    except Exception as exc:
+        reason = _common.error_reason(exc)
+        rows.update({f"ours_{k}": _common.na_row(k, reason) for k in ("tensors3", "noargs")})
+    rows["python_def"] = _common.measure_row(
+        "python_def",
+        lambda: _common.time_calls(
+            _python_noop, (1, 2, 3), iters=p["iters"], samples=p["samples"], warmup=p["warmup"]
+        ),
+    )
+
+    ref_dir, ref_desc = _ref.resolve_ref(args)
+    raw["ref"] = ref_desc
+    ref_cache = tempfile.mkdtemp(prefix="tvm_ffi_bench_refcache_")
+    raw["_cleanup"] = [ref_cache]
+    if ref_dir is None:
+        rows.update({f"ref_{k}": _common.na_row(k, ref_desc) for k in ("tensors3", "noargs")})
+    else:
+        try:
+            worker_args = ["--device", args.device] + (["--quick"] if args.quick else [])
+            res = _ref.run_worker(
+                f"{NAME}.py",
+                worker_args,
+                impl="ref",
+                ref_dir=ref_dir,
+                extra_env={"TVM_FFI_CACHE_DIR": ref_cache},
+            )
+            raw["versions"]["ref"] = res["version"]
+            rows.update({f"ref_{k}": v for k, v in res["rows"].items()})
+        except Exception as exc:
+            reason = _common.error_reason(exc)
+            rows.update({f"ref_{k}": _common.na_row(k, reason) for k in ("tensors3", "noargs")})
+
+    if args.skip_jit:
+        return raw
+    jit_kw = {k: p[k] for k in ("cold_reps", "fresh_reps", "warm_repeats")}
+    for impl, prefix in (("ours", "ours_jit"), ("ref", "ref_jit")):
+        if impl == "ref" and ref_dir is None:
+            rows.update(jit_rows(prefix, None, ref_desc))
+            continue
+        try:
+            series = _jit_worker.jit_series(impl, "add_one_cuda", ref_dir=ref_dir, **jit_kw)
+            rows.update(jit_rows(prefix, series, None))
+        except Exception as exc:
+            rows.update(jit_rows(prefix, None, _common.error_reason(exc)))
+    return raw
+
+
+def make_report(raw: dict, mode: str, env: dict) -> dict:
+    rows = raw["rows"]
+    ref_name = f"apache-tvm-ffi {raw.get('versions', {}).get('ref', '')}".strip()
+    p = raw["params"]
+    dev = raw.get("device", "cuda").upper()
+
+    def call_line(label: str, key: str, target: float | None = None) -> list[str]:
+        row = rows.get(key)
+        text = ""
+        if target is not None and dev == "CUDA" and row is not None and row.get("status") == "ok":
+            text = f"target <= {target} us: {_common.verdict(row['median'], target)}"
+        return [label, *_common.stat_cells(row), _common.note_cell(row, text)]
+
+    call_cells = [
+        call_line(
+            f"tvm_ffi (this project), 3 torch {dev} tensors", "ours_tensors3", TARGET_CALL_US
+        ),
+        call_line(f"{ref_name} (own process), 3 torch {dev} tensors", "ref_tensors3"),
+        call_line("tvm_ffi (this project), no arguments", "ours_noargs"),
+        call_line(f"{ref_name} (own process), no arguments", "ref_noargs"),
+        call_line("Python def f(a, b, c): pass", "python_def"),
+    ]
+    sections = [
+        {
+            "title": f"Calling an exported no-op: host us per call "
+            f"({p['samples']} samples x {p['iters']} calls after {p['warmup']} warm-up)",
+            "headers": ["path", "median us", "min us", "note"],
+            "cells": call_cells,
+            "notes": [
+                f"{ref_name} ran in its own process (it has the same import name, tvm_ffi), "
+                f"from {raw.get('ref', '?')}"
+            ],
+        }
+    ]
+
+    jit_cells = []
+    for prefix, label in (("ours_jit", "tvm_ffi (this project)"), ("ref_jit", ref_name)):
+        for key, what, scale, unit, target in (
+            ("cold", "cold (fresh process, fresh cache)", 1.0, "s", TARGET_COLD_S),
+            ("warm_same", "warm, same process", 1e3, "ms", TARGET_WARM_MS),
+            ("warm_fresh", "warm, fresh process (cache hit)", 1e3, "ms", TARGET_WARM_MS),
+        ):
+            row = rows.get(f"{prefix}_{key}")
+            text = ""
+            if prefix == "ours_jit" and row is not None and row.get("status") == "ok":
+                text = (
+                    f"target <= {target} {unit}: {_common.verdict(row['median'] * scale, target)}"
+                )
+            n = str(row["n"]) if row and row.get("status") == "ok" else "-"
+            jit_cells.append(
+                [
+                    f"{label}: {what}",
+                    *_common.stat_cells(row, scale),
+                    unit,
+                    n,
+                    _common.note_cell(row, text),
+                ]
+            )
+    if any(k.endswith("_jit_cold") for k in rows):
+        sections.append(
+            {
+                "title": "load_inline of a one-function cuda_sources module",
+                "headers": ["path", "median", "min", "unit", "n", "note"],
+                "cells": jit_cells,
+                "notes": [
+                    "cold: a fresh process with an empty TVM_FFI_CACHE_DIR, timing the "
+                    "load_inline call only; warm fresh: a new process on that cache",
+                    f"TVM_FFI_CUDA_ARCH_LIST={env.get('cuda_arch_list_env')!s} (unset: each "
+                    "implementation picks the archs itself)",
+                ],
+            }
+        )
+    return {"benchmark": NAME, "mode": mode, "env": env, "raw": raw, "sections": sections}
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.worker:
+        worker_main(args)
+        return
+    raw = collect(args)
+    for path in raw.pop("_cleanup", []):
+        shutil.rmtree(path, ignore_errors=True)
+    env = _common.environment(_common.gpu_description())
+    _common.finish(make_report(raw, "quick" if args.quick else "full", env), args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+# Package configuration for find_package(tvm_ffi CONFIG).
+#
+# This one file serves three layouts, so it must not be configured at build time:
+#   source checkout:  <repo>/cmake/                  headers in <repo>/include
+#   pip wheel:        tvm_ffi/share/cmake/tvm_ffi/   headers in tvm_ffi/include
+#   cmake --install:  <prefix>/lib/cmake/tvm_ffi/    headers in <prefix>/include
+#
+# Defines the INTERFACE target tvm_ffi_header (alias tvm_ffi::header), the variable
+# tvm_ffi_INCLUDE_DIR and the tvm_ffi_* functions. It sets no global flags, enables
+# no language and changes no CMAKE_* variable of the consumer.
+
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  set(tvm_ffi_FOUND FALSE)
+  set(tvm_ffi_NOT_FOUND_MESSAGE "tvm_ffi needs CMake 3.20 or newer (this is ${CMAKE_VERSION})")
+  return()
+endif()
+
+# Our policy settings stay inside this file; functions defined here keep them.
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.20...3.31)
+
+set(_tvm_ffi_include_dir "")
+foreach(_tvm_ffi_candidate
+        "${CMAKE_CURRENT_LIST_DIR}/../include"         # source checkout
+        "${CMAKE_CURRENT_LIST_DIR}/../../../include")  # wheel and cmake --install
+  if(EXISTS "${_tvm_ffi_candidate}/tvm/ffi/c_api.h")
+    get_filename_component(_tvm_ffi_include_dir "${_tvm_ffi_candidate}" REALPATH)
+    break()
+  endif()
+endforeach()
+unset(_tvm_ffi_candidate)
+
+if(NOT _tvm_ffi_include_dir)
+  set(tvm_ffi_FOUND FALSE)
+  set(tvm_ffi_NOT_FOUND_MESSAGE
+      "tvm_ffi: no tvm/ffi/c_api.h in ${CMAKE_CURRENT_LIST_DIR}/../include or "
+      "${CMAKE_CURRENT_LIST_DIR}/../../../include; this package directory is incomplete")
+  unset(_tvm_ffi_include_dir)
+  cmake_policy(POP)
+  return()
+endif()
+
+set(tvm_ffi_INCLUDE_DIR "${_tvm_ffi_include_dir}")
+unset(_tvm_ffi_include_dir)
+
+# The top-level CMakeLists defines a real tvm_ffi_header when the repository is
+# used through add_subdirectory; a second find_package must not redefine it either.
+if(NOT TARGET tvm_ffi_header)
+  # IMPORTED: the consumer's install(EXPORT) never tries to export it, and its include
+  # directory is a system one, so our headers do not trip the consumer's -Werror.
+  add_library(tvm_ffi_header INTERFACE IMPORTED)
+  set_target_properties(tvm_ffi_header PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${tvm_ffi_INCLUDE_DIR}"
+    INTERFACE_COMPILE_FEATURES cxx_std_17)
+endif()
+if(NOT TARGET tvm_ffi::header)
+  add_library(tvm_ffi::header ALIAS tvm_ffi_header)
+endif()
+
+include("${CMAKE_CURRENT_LIST_DIR}/tvm_ffi_cubin.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/tvm_ffi_embed.cmake")
+
+cmake_policy(POP)

@@ -1,0 +1,36 @@
+/*
+ * Compiler helpers shared by the core headers. Plain C++17, no dependencies.
+ */
+#ifndef TVM_FFI_BASE_H_
+#define TVM_FFI_BASE_H_
+
+#if defined(__GNUC__) || defined(__clang__)
+/*! \brief Makes a symbol visible outside the shared library even under -fvisibility=hidden. */
+#define TVM_FFI_DLL_EXPORT __attribute__((visibility("default")))
+/*! \brief Keeps a symbol private to its shared library, so each library gets its own copy. */
+#define TVM_FFI_DLL_LOCAL __attribute__((visibility("hidden")))
+#define TVM_FFI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TVM_FFI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/*! \brief For error paths: keep them out of the caller's instruction stream. */
+#define TVM_FFI_COLD __attribute__((noinline, cold))
+/*! \brief Brackets internals whose instantiations no other library should see or bind to. */
+#define TVM_FFI_DETAIL_HIDDEN_BEGIN _Pragma("GCC visibility push(hidden)")
+#define TVM_FFI_DETAIL_HIDDEN_END _Pragma("GCC visibility pop")
+/*!
+ * \brief On a thread_local: the TLS model that is valid in any shared library. Without it a
+ *  file compiled without -fPIC (default-PIE compilers) uses local-exec TLS, which the linker
+ *  refuses in a shared object.
+ */
+#define TVM_FFI_TLS_DYNAMIC __attribute__((tls_model("global-dynamic")))
+#else
+#define TVM_FFI_TLS_DYNAMIC
+#define TVM_FFI_DLL_EXPORT __declspec(dllexport)
+#define TVM_FFI_DLL_LOCAL
+#define TVM_FFI_LIKELY(x) (x)
+#define TVM_FFI_UNLIKELY(x) (x)
+#define TVM_FFI_COLD __declspec(noinline)
+#define TVM_FFI_DETAIL_HIDDEN_BEGIN
+#define TVM_FFI_DETAIL_HIDDEN_END
+#endif
+
+#endif  // TVM_FFI_BASE_H_

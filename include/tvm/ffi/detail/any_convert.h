@@ -1,0 +1,462 @@
+/*
+ * Conversions between TVMFFIAny and the C++ types an exported function may take or return.
+ *
+ * TypeTraits<T> (for decayed T) provides:
+ *   AppendName(out)            the Python-facing type name used in signatures and errors;
+ *   FromArg(any) -> T          when kArg; throws ConversionError on a mismatch;
+ *   ResultBytes(v) -> size_t   when kResult: heap bytes the value needs (a multiple of 8);
+ *   ToResult(v, out, cursor)   when kResult: writes the value, carving memory from cursor;
+ *   kInlineResult              true when a value with ResultBytes() == 0 never touches cursor
+ *                              (scalars, empty strings), so no allocation is made at all.
+ * A result is written in two passes (measure, then fill) so that all of its memory is one
+ * allocation, freed by one deleter call.
+ */
+#ifndef TVM_FFI_DETAIL_ANY_CONVERT_H_
+#define TVM_FFI_DETAIL_ANY_CONVERT_H_
+
+#include <tvm/ffi/base.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/string.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+TVM_FFI_DETAIL_HIDDEN_BEGIN
+namespace tvm {
+namespace ffi {
+namespace detail {
+
+/*!
+ * \brief A value did not convert. The export wrapper adds the function name and the argument
+ * position: "f() argument 2[1] must be int, not str" (TypeError) or
+ * "f() argument 1 must fit in uint8 [0, 255] (got 300)" (ValueError).
+ */
+struct ConversionError {
+  std::string path;         // element indices inside the argument, e.g. "[1][0]"
+  std::string expected;     // type error: expected type name
+  std::string received;     // type error: received type name
+  std::string value_error;  // non-empty for a ValueError: the text after the subject
+};
+
+inline std::string AnyTypeName(const TVMFFIAny& v) {
+  switch (v.type_code) {
+    case kTVMFFINone:
+      return "None";
+    case kTVMFFIInt:
+      return "int";
+    case kTVMFFIFloat:
+      return "float";
+    case kTVMFFIBool:
+      return "bool";
+    case kTVMFFIStr:
+      return "str";
+    case kTVMFFIBytes:
+      return "bytes";
+    case kTVMFFIDLTensorPtr:
+      return "Tensor";
+    case kTVMFFIArray:
+      return (v.flags & TVM_FFI_ARRAY_IS_TUPLE) ? "tuple" : "list";
+    case kTVMFFIOpaquePtr:
+      return "pointer";
+    case kTVMFFIUnsupported:
+      return v.v_str != nullptr ? v.v_str : "unknown";
+    default:
+      return "<type code " + std::to_string(v.type_code) + ">";
+  }
+}
+
+template <typename T, typename = void>
+struct TypeTraits {
+  static constexpr bool kArg = false;
+  static constexpr bool kResult = false;
+  static constexpr bool kInlineResult = false;
+};
+
+template <typename T>
+std::string TypeName() {
+  std::string name;
+  TypeTraits<T>::AppendName(&name);
+  return name;
+}
+
+template <typename T>
+[[noreturn]] TVM_FFI_COLD void ThrowTypeMismatch(const TVMFFIAny& v) {
+  throw ConversionError{"", TypeName<T>(), AnyTypeName(v), ""};
+}
+
+constexpr size_t RoundUp8(size_t n) { return (n + 7) & ~static_cast<size_t>(7); }
+
+inline void SetScalar(TVMFFIAny* out, int32_t type_code) {
+  out->type_code = type_code;
+  out->flags = 0;
+  out->size = 0;
+}
+
+// ---- strings -------------------------------------------------------------------------------
+
+/*! \brief Shared by every type that travels as kTVMFFIStr or kTVMFFIBytes. */
+template <int32_t kTypeCode>
+struct CharsResult {
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = true;
+  static size_t ResultBytes(std::string_view v) { return v.empty() ? 0 : RoundUp8(v.size() + 1); }
+  static void ToResult(std::string_view v, TVMFFIAny* out, char** cursor) {
+    SetScalar(out, kTypeCode);
+    out->size = static_cast<int64_t>(v.size());
+    if (v.empty()) {
+      out->v_str = "";  // static storage: an empty result needs no allocation
+      return;
+    }
+    char* dst = *cursor;
+    std::memcpy(dst, v.data(), v.size());
+    dst[v.size()] = '\0';
+    out->v_str = dst;
+    *cursor += RoundUp8(v.size() + 1);
+  }
+};
+
+template <typename T>
+struct StrTraits : CharsResult<kTVMFFIStr> {
+  static constexpr bool kArg = true;
+  static void AppendName(std::string* out) { *out += "str"; }
+  static T FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIStr)) {
+      return T(v.v_str, static_cast<size_t>(v.size));
+    }
+    ThrowTypeMismatch<T>(v);
+  }
+};
+
+template <>
+struct TypeTraits<String> : StrTraits<String> {};
+template <>
+struct TypeTraits<std::string> : StrTraits<std::string> {};
+/*! \brief Zero-copy: views the caller's characters, valid until the function returns. */
+template <>
+struct TypeTraits<std::string_view> : StrTraits<std::string_view> {};
+
+/*! \brief Argument only (NUL-terminated, borrowed); return String to return text. */
+template <>
+struct TypeTraits<const char*> {
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = false;
+  static constexpr bool kInlineResult = false;
+  static void AppendName(std::string* out) { *out += "str"; }
+  static const char* FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIStr)) return v.v_str;
+    ThrowTypeMismatch<const char*>(v);
+  }
+};
+
+template <>
+struct TypeTraits<Bytes> : CharsResult<kTVMFFIBytes> {
+  static constexpr bool kArg = true;
+  static void AppendName(std::string* out) { *out += "bytes"; }
+  static Bytes FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIBytes)) {
+      return Bytes(v.v_str, static_cast<size_t>(v.size));
+    }
+    ThrowTypeMismatch<Bytes>(v);
+  }
+};
+
+// ---- scalars -------------------------------------------------------------------------------
+
+template <typename T>
+std::string IntTypeName() {
+  return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(sizeof(T) * 8);
+}
+
+/*! \brief Every integer type but bool. Python ints arrive as int64 and are range-checked. */
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = true;
+  static void AppendName(std::string* out) { *out += "int"; }
+
+  static T FromArg(const TVMFFIAny& v) {
+    // bool is accepted because Python's bool is an int.
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIInt || v.type_code == kTVMFFIBool)) {
+      int64_t x = v.v_int64;
+      if (TVM_FFI_LIKELY(Fits(x))) return static_cast<T>(x);
+      ThrowOutOfRange(std::to_string(x));
+    }
+    ThrowTypeMismatch<T>(v);
+  }
+  static size_t ResultBytes(T) { return 0; }
+  static void ToResult(T v, TVMFFIAny* out, char**) {
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t)) {
+      if (v > static_cast<T>(std::numeric_limits<int64_t>::max())) {
+        throw ConversionError{"", "", "", "must fit in int64 (got " + std::to_string(v) + ")"};
+      }
+    }
+    SetScalar(out, kTVMFFIInt);
+    out->v_int64 = static_cast<int64_t>(v);
+  }
+
+ private:
+  static bool Fits(int64_t x) {
+    if constexpr (std::is_signed_v<T>) {
+      return x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+             x <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    } else {
+      return x >= 0 && static_cast<uint64_t>(x) <= std::numeric_limits<T>::max();
+    }
+  }
+  [[noreturn]] TVM_FFI_COLD static void ThrowOutOfRange(const std::string& got) {
+    using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    throw ConversionError{"", "", "",
+                          "must fit in " + IntTypeName<T>() + " [" +
+                              std::to_string(static_cast<Wide>(std::numeric_limits<T>::min())) +
+                              ", " +
+                              std::to_string(static_cast<Wide>(std::numeric_limits<T>::max())) +
+                              "] (got " + got + ")"};
+  }
+};
+
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = true;
+  static void AppendName(std::string* out) { *out += "float"; }
+  static T FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIFloat)) return static_cast<T>(v.v_float64);
+    if (v.type_code == kTVMFFIInt || v.type_code == kTVMFFIBool) {
+      return static_cast<T>(v.v_int64);
+    }
+    ThrowTypeMismatch<T>(v);
+  }
+  static size_t ResultBytes(T) { return 0; }
+  static void ToResult(T v, TVMFFIAny* out, char**) {
+    SetScalar(out, kTVMFFIFloat);
+    out->v_float64 = static_cast<double>(v);
+  }
+};
+
+template <>
+struct TypeTraits<bool> {
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = true;
+  static void AppendName(std::string* out) { *out += "bool"; }
+  static bool FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIBool)) return v.v_int64 != 0;
+    ThrowTypeMismatch<bool>(v);
+  }
+  static size_t ResultBytes(bool) { return 0; }
+  static void ToResult(bool v, TVMFFIAny* out, char**) {
+    SetScalar(out, kTVMFFIBool);
+    out->v_int64 = v ? 1 : 0;
+  }
+};
+
+/*! \brief An opaque address: accepts a pointer, a non-negative int, or None (NULL). */
+template <>
+struct TypeTraits<void*> {
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = true;
+  static void AppendName(std::string* out) { *out += "pointer"; }
+  static void* FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIOpaquePtr)) return v.v_ptr;
+    if (v.type_code == kTVMFFINone) return nullptr;
+    if (v.type_code == kTVMFFIInt) {
+      if (v.v_int64 >= 0) return reinterpret_cast<void*>(static_cast<uintptr_t>(v.v_int64));
+      throw ConversionError{
+          "", "", "", "must be a non-negative address (got " + std::to_string(v.v_int64) + ")"};
+    }
+    ThrowTypeMismatch<void*>(v);
+  }
+  static size_t ResultBytes(void*) { return 0; }
+  static void ToResult(void* v, TVMFFIAny* out, char**) {
+    SetScalar(out, kTVMFFIOpaquePtr);
+    out->v_ptr = v;
+  }
+};
+
+// ---- tensors (arguments only: the caller owns the memory) -----------------------------------
+
+template <typename T>
+struct TensorTraits {
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = false;
+  static constexpr bool kInlineResult = false;
+  static void AppendName(std::string* out) { *out += "Tensor"; }
+  static T FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIDLTensorPtr)) return T(v.v_tensor);
+    ThrowTypeMismatch<T>(v);
+  }
+};
+
+template <>
+struct TypeTraits<TensorView> : TensorTraits<TensorView> {};
+template <>
+struct TypeTraits<DLTensor*> : TensorTraits<DLTensor*> {};
+template <>
+struct TypeTraits<const DLTensor*> : TensorTraits<const DLTensor*> {};
+
+// ---- containers ----------------------------------------------------------------------------
+
+/*! \brief Converts element `index` of an array argument, prefixing errors with "[index]". */
+template <typename T>
+T ElementFromArg(const TVMFFIAny* elements, size_t index) {
+  try {
+    return TypeTraits<T>::FromArg(elements[index]);
+  } catch (ConversionError& e) {
+    e.path = "[" + std::to_string(index) + "]" + e.path;
+    throw;
+  }
+}
+
+template <typename T>
+void ElementToResult(const T& value, size_t index, TVMFFIAny* out, char** cursor) {
+  try {
+    TypeTraits<T>::ToResult(value, out, cursor);
+  } catch (ConversionError& e) {
+    e.path = "[" + std::to_string(index) + "]" + e.path;
+    throw;
+  }
+}
+
+template <typename T>
+struct TypeTraits<std::optional<T>> {
+  static constexpr bool kArg = TypeTraits<T>::kArg;
+  static constexpr bool kResult = TypeTraits<T>::kResult;
+  static constexpr bool kInlineResult = TypeTraits<T>::kInlineResult;
+  static void AppendName(std::string* out) {
+    TypeTraits<T>::AppendName(out);
+    *out += " | None";
+  }
+  static std::optional<T> FromArg(const TVMFFIAny& v) {
+    if (v.type_code == kTVMFFINone) return std::nullopt;
+    try {
+      return TypeTraits<T>::FromArg(v);
+    } catch (ConversionError& e) {
+      // A mismatch of the value itself: say that None was also fine.
+      if (e.path.empty() && e.value_error.empty()) e.expected = TypeName<std::optional<T>>();
+      throw;
+    }
+  }
+  static size_t ResultBytes(const std::optional<T>& v) {
+    return v.has_value() ? TypeTraits<T>::ResultBytes(*v) : 0;
+  }
+  static void ToResult(const std::optional<T>& v, TVMFFIAny* out, char** cursor) {
+    if (v.has_value()) {
+      TypeTraits<T>::ToResult(*v, out, cursor);
+    } else {
+      SetScalar(out, kTVMFFINone);
+      out->v_int64 = 0;
+    }
+  }
+};
+
+/*! \brief Accepts a list or a tuple; returned as a list. */
+template <typename T>
+struct TypeTraits<std::vector<T>> {
+  static constexpr bool kArg = TypeTraits<T>::kArg;
+  static constexpr bool kResult = TypeTraits<T>::kResult;
+  static constexpr bool kInlineResult = false;
+  static void AppendName(std::string* out) {
+    *out += "list[";
+    TypeTraits<T>::AppendName(out);
+    *out += "]";
+  }
+  static std::vector<T> FromArg(const TVMFFIAny& v) {
+    if (v.type_code != kTVMFFIArray) ThrowTypeMismatch<std::vector<T>>(v);
+    size_t n = static_cast<size_t>(v.size);
+    std::vector<T> result;
+    result.reserve(n);
+    for (size_t i = 0; i < n; ++i) result.push_back(ElementFromArg<T>(v.v_array, i));
+    return result;
+  }
+  static size_t ResultBytes(const std::vector<T>& v) {
+    size_t bytes = v.size() * sizeof(TVMFFIAny);
+    for (const T& item : v) bytes += TypeTraits<T>::ResultBytes(item);
+    return bytes;
+  }
+  static void ToResult(const std::vector<T>& v, TVMFFIAny* out, char** cursor) {
+    TVMFFIAny* items = reinterpret_cast<TVMFFIAny*>(*cursor);
+    *cursor += v.size() * sizeof(TVMFFIAny);
+    for (size_t i = 0; i < v.size(); ++i) ElementToResult<T>(v[i], i, &items[i], cursor);
+    SetScalar(out, kTVMFFIArray);
+    out->size = static_cast<int64_t>(v.size());
+    out->v_array = items;
+  }
+};
+
+/*! \brief Accepts a tuple or a list of exactly the right length; returned as a tuple. */
+template <typename... Ts>
+struct TypeTraits<std::tuple<Ts...>> {
+  static constexpr bool kArg = (true && ... && TypeTraits<Ts>::kArg);
+  static constexpr bool kResult = (true && ... && TypeTraits<Ts>::kResult);
+  static constexpr bool kInlineResult = false;
+  static constexpr size_t kSize = sizeof...(Ts);
+
+  static void AppendName(std::string* out) {
+    *out += "tuple[";
+    AppendNames(out, std::index_sequence_for<Ts...>{});
+    *out += "]";
+  }
+  static std::tuple<Ts...> FromArg(const TVMFFIAny& v) {
+    if (v.type_code != kTVMFFIArray) ThrowTypeMismatch<std::tuple<Ts...>>(v);
+    if (static_cast<size_t>(v.size) != kSize) ThrowWrongLength(v);
+    return FromElements(v.v_array, std::index_sequence_for<Ts...>{});
+  }
+  static size_t ResultBytes(const std::tuple<Ts...>& v) {
+    return std::apply(
+        [](const Ts&... items) {
+          return kSize * sizeof(TVMFFIAny) + (size_t{0} + ... + TypeTraits<Ts>::ResultBytes(items));
+        },
+        v);
+  }
+  static void ToResult(const std::tuple<Ts...>& v, TVMFFIAny* out, char** cursor) {
+    TVMFFIAny* items = reinterpret_cast<TVMFFIAny*>(*cursor);
+    *cursor += kSize * sizeof(TVMFFIAny);
+    ToElements(v, items, cursor, std::index_sequence_for<Ts...>{});
+    SetScalar(out, kTVMFFIArray);
+    out->flags = TVM_FFI_ARRAY_IS_TUPLE;
+    out->size = static_cast<int64_t>(kSize);
+    out->v_array = items;
+  }
+
+ private:
+  template <size_t... I>
+  static void AppendNames(std::string* out, std::index_sequence<I...>) {
+    (void)out;  // unused for tuple<>
+    ((*out += (I == 0 ? "" : ", "), TypeTraits<Ts>::AppendName(out)), ...);
+  }
+  template <size_t... I>
+  static std::tuple<Ts...> FromElements(const TVMFFIAny* elements, std::index_sequence<I...>) {
+    (void)elements;
+    // Braced initialization converts left to right, so the first bad element is reported.
+    return std::tuple<Ts...>{ElementFromArg<Ts>(elements, I)...};
+  }
+  template <size_t... I>
+  static void ToElements(const std::tuple<Ts...>& v, TVMFFIAny* items, char** cursor,
+                         std::index_sequence<I...>) {
+    (void)v, (void)items, (void)cursor;
+    (ElementToResult<Ts>(std::get<I>(v), I, &items[I], cursor), ...);
+  }
+  [[noreturn]] TVM_FFI_COLD static void ThrowWrongLength(const TVMFFIAny& v) {
+    throw ConversionError{"", TypeName<std::tuple<Ts...>>(),
+                          AnyTypeName(v) + " of length " + std::to_string(v.size), ""};
+  }
+};
+
+}  // namespace detail
+}  // namespace ffi
+}  // namespace tvm
+TVM_FFI_DETAIL_HIDDEN_END
+
+#endif  // TVM_FFI_DETAIL_ANY_CONVERT_H_

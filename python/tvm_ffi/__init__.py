@@ -1,0 +1,36 @@
+"""tvm_ffi: load C++/CUDA libraries that export functions through the TVM-FFI C ABI, and
+call them from Python.
+
+Importing the package is cheap: the compiled core and the submodules (``tvm_ffi.cpp``,
+``tvm_ffi.utils``) load on first use, and nothing here imports torch or numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .module import Function, Module, load_module
+
+__all__ = ["Function", "Module", "__version__", "load_module"]
+
+_FROM_MODULE = ("Function", "Module", "load_module")
+_SUBPACKAGES = ("cpp", "utils")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_MODULE:
+        value = getattr(importlib.import_module(".module", __name__), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later lookups are plain attribute hits
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, *_SUBPACKAGES])

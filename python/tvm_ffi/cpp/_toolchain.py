@@ -1,0 +1,204 @@
+"""Find the tools a JIT build runs: the C++ compiler, CUDA (nvcc, headers, cudart), ninja.
+
+Everything is looked up lazily, on the first build that needs it, and cached per
+process keyed by the environment variables it depends on (so a test or a user who
+changes ``CUDA_HOME`` or ``CXX`` sees the change). A compiler's identity (its resolved
+path and ``--version`` text, part of every cache key) is also cached on disk, keyed by
+the binary's (path, size, mtime), so a process that only loads cached modules never
+spawns a compiler.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+__all__ = ["find_cuda_home", "find_cuda_tool", "find_cxx", "find_ninja", "tool_identity"]
+
+
+def _is_cuda_home(path: Path) -> bool:
+    # Both parts are needed: a build compiles with bin/nvcc and includes include/.
+    return (path / "bin" / "nvcc").is_file() and (path / "include" / "cuda_runtime.h").is_file()
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    # /usr/local/cuda-12.10 is newer than /usr/local/cuda-12.9: compare numbers, not text.
+    return tuple(int(part) for part in re.findall(r"\d+", os.path.basename(path)))
+
+
+@functools.cache
+def _find_cuda_home(env_home: str | None, env_path: str | None, search_path: str | None) -> Path:
+    tried: list[str] = []
+    for var, value in (("CUDA_HOME", env_home), ("CUDA_PATH", env_path)):
+        if value:
+            # A variable the user set on purpose must not be silently replaced by another
+            # toolkit found elsewhere.
+            if not _is_cuda_home(Path(value)):
+                raise RuntimeError(
+                    f"{var}={value} is not a CUDA toolkit (expected bin/nvcc and "
+                    "include/cuda_runtime.h under it)"
+                )
+            return Path(value)
+    nvcc = shutil.which("nvcc", path=search_path)
+    if nvcc:
+        # Try the path as found (a symlink farm like /usr/bin/nvcc -> toolkit) and the
+        # resolved one; a wrapper script (/usr/local/bin/nvcc) fails both and we go on.
+        for candidate in (Path(nvcc).parent.parent, Path(os.path.realpath(nvcc)).parent.parent):
+            tried.append(f"nvcc on PATH ({candidate})")
+            if _is_cuda_home(candidate):
+                return candidate
+    else:
+        tried.append("nvcc on PATH (not found)")
+    versioned = sorted(glob.glob("/usr/local/cuda-*"), key=_version_key, reverse=True)
+    for candidate in ["/usr/local/cuda", "/opt/cuda", *versioned]:
+        tried.append(candidate)
+        if _is_cuda_home(Path(candidate)):
+            return Path(candidate)
+    raise RuntimeError(
+        "CUDA toolkit not found; set CUDA_HOME to its root. Tried: CUDA_HOME (unset), "
+        "CUDA_PATH (unset), " + ", ".join(tried)
+    )
+
+
+def find_cuda_home() -> Path:
+    """Return the CUDA toolkit root.
+
+    Looks at ``CUDA_HOME``, then ``CUDA_PATH``, then ``nvcc`` on ``PATH``, then
+    ``/usr/local/cuda``, ``/opt/cuda`` and ``/usr/local/cuda-*`` (newest first). A
+    directory counts when it has ``bin/nvcc`` and ``include/cuda_runtime.h``.
+
+    Raises
+    ------
+    RuntimeError
+        Nothing was found (the message lists every place tried), or ``CUDA_HOME`` /
+        ``CUDA_PATH`` is set to something that is not a toolkit.
+    """
+    env = os.environ
+    return _find_cuda_home(env.get("CUDA_HOME"), env.get("CUDA_PATH"), env.get("PATH"))
+
+
+def find_cuda_tool(name: str) -> Path:
+    """Return ``<cuda home>/bin/<name>`` (e.g. ``nvcc``, ``fatbinary``); RuntimeError if absent."""
+    home = find_cuda_home()
+    tool = home / "bin" / name
+    if not tool.is_file():
+        raise RuntimeError(f"CUDA tool {name!r} not found: tried {tool}")
+    return tool
+
+
+def cuda_lib_dir(home: Path) -> Path:
+    """The directory holding libcudart.so (lib64 on Linux installs, lib in some others)."""
+    for sub in ("lib64", "lib", os.path.join("targets", "x86_64-linux", "lib")):
+        if (home / sub).is_dir():
+            return home / sub
+    return home / "lib64"
+
+
+@functools.cache
+def _find_cxx(env_cxx: str | None, search_path: str | None) -> Path:
+    wanted = env_cxx or "c++"
+    found = shutil.which(wanted, path=search_path)
+    if not found:
+        origin = f"CXX={env_cxx}" if env_cxx else "'c++' on PATH"
+        raise RuntimeError(f"C++ compiler not found ({origin}); install one or set CXX")
+    return Path(found)
+
+
+def find_cxx() -> Path:
+    """Return the C++ compiler: ``$CXX`` (a name on PATH or a path), else ``c++``."""
+    return _find_cxx(os.environ.get("CXX"), os.environ.get("PATH"))
+
+
+@functools.cache
+def _find_ninja(search_path: str | None) -> Path:
+    found = shutil.which("ninja", path=search_path)
+    if found:
+        return Path(found)
+    try:
+        import ninja  # the PyPI package ships the binary
+    except ImportError:
+        ninja = None
+    if ninja is not None:
+        candidate = Path(ninja.BIN_DIR) / "ninja"
+        if candidate.is_file():
+            return candidate
+    raise RuntimeError(
+        "ninja not found on PATH or as the 'ninja' Python package; "
+        "install it with `pip install ninja` or your system's package manager"
+    )
+
+
+def find_ninja() -> Path:
+    """Return the ninja binary: ``ninja`` on PATH, else the one of the ``ninja`` PyPI package."""
+    return _find_ninja(os.environ.get("PATH"))
+
+
+# (cache root, realpath, size, mtime_ns) -> identity; saves even the JSON read in a process.
+_identity_memo: dict[tuple[str, str, int, int], str] = {}
+
+
+def tool_identity(tool: Path, cache_root: Path) -> str:
+    """Return ``"<resolved path>\\n<tool --version output>"`` for a cache key.
+
+    Remembered in ``<cache_root>/toolchain/`` keyed by the binary's resolved path, size
+    and mtime, so only the first use of a given binary (ever, on this machine) runs it.
+    """
+    real = os.path.realpath(tool)
+    st = os.stat(real)
+    stat_key = (real, st.st_size, st.st_mtime_ns)
+    memo_key = (str(cache_root), *stat_key)
+    if memo_key in _identity_memo:
+        return _identity_memo[memo_key]
+    digest = hashlib.sha256(real.encode()).hexdigest()[:16]
+    record_path = cache_root / "toolchain" / f"{os.path.basename(real)}-{digest}.json"
+    identity = _read_identity(record_path, stat_key)
+    if identity is None:
+        identity = f"{real}\n{_run_version(real)}"
+        _write_identity(record_path, stat_key, identity)
+    _identity_memo[memo_key] = identity
+    return identity
+
+
+def _read_identity(record_path: Path, memo_key: tuple[str, int, int]) -> str | None:
+    try:
+        record = json.loads(record_path.read_text())
+    except (OSError, ValueError):
+        return None
+    if [record.get("path"), record.get("size"), record.get("mtime_ns")] != list(memo_key):
+        return None
+    identity = record.get("identity")
+    return identity if isinstance(identity, str) else None
+
+
+def _write_identity(record_path: Path, memo_key: tuple[str, int, int], identity: str) -> None:
+    real, size, mtime_ns = memo_key
+    record = {"path": real, "size": size, "mtime_ns": mtime_ns, "identity": identity}
+    record_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Several processes may record the same tool at once: each writes its own temp file
+    # and renames it, so a reader sees a whole record or none.
+    tmp = record_path.with_name(f"{record_path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, record_path)
+
+
+def _run_version(tool: str) -> str:
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            [tool, "--version"], capture_output=True, text=True, timeout=120, check=False
+        )
+    except OSError as err:
+        raise RuntimeError(f"cannot run {tool} --version: {err}") from err
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{tool} --version failed with exit code {proc.returncode}: "
+            f"{(proc.stderr or proc.stdout).strip()}"
+        )
+    return proc.stdout.strip()

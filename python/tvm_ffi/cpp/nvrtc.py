@@ -1,0 +1,252 @@
+"""Compile CUDA C++ source to CUBIN, PTX or fatbin at run time with NVRTC.
+
+Built on NVIDIA's cuda-python bindings (``pip install cuda-bindings
+nvidia-cuda-nvrtc``), imported only when :func:`nvrtc_compile` is called, so
+importing this module never needs CUDA.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any, Union
+
+__all__ = ["NVRTCError", "nvrtc_compile"]
+
+#: What ``arch=`` accepts: "sm_90", "sm_90a", "compute_90", "90", "90a", (9, 0).
+ArchLike = Union[str, int, "tuple[int, int]"]
+
+_OUTPUTS = ("cubin", "ptx", "fatbin")
+_ARCH_RE = re.compile(r"^(?:sm_|compute_)?(\d{2,3})([af]?)$")
+_INSTALL_HINT = "pip install cuda-bindings nvidia-cuda-nvrtc"
+
+
+class NVRTCError(RuntimeError):
+    """NVRTC refused the source or the options.
+
+    ``str(err)`` starts with the first error line of the NVRTC log (``file(line): error: ...``);
+    ``err.log`` is the whole log, ``err.options`` the options NVRTC was given.
+    """
+
+    def __init__(self, message: str, log: str, options: Sequence[str]) -> None:
+        super().__init__(message)
+        self.log = log
+        self.options = list(options)
+
+
+def nvrtc_compile(
+    source: str | bytes,
+    *,
+    name: str = "kernel.cu",
+    arch: ArchLike | Sequence[ArchLike] | None = None,
+    extra_opts: Sequence[str] | None = None,
+    include_paths: Sequence[str] | None = None,
+    output: str = "cubin",
+) -> bytes:
+    """Compile CUDA C++ ``source`` with NVRTC and return the image bytes.
+
+    Parameters
+    ----------
+    source:
+        The CUDA C++ translation unit. Give kernels ``extern "C"`` linkage so that
+        their names in the image are the names you wrote.
+    name:
+        The file name NVRTC reports in its diagnostics (``kernel.cu(3): error: ...``).
+    arch:
+        The target architecture: ``"sm_90"``, ``"sm_90a"``, ``"compute_90"``, ``"90"`` or
+        ``(9, 0)``. ``None`` uses the compute capability of the current CUDA device. For
+        ``output="fatbin"`` it may be a list; the fatbin holds a CUBIN for each entry plus
+        the PTX of the highest one, so newer GPUs can still JIT it.
+    extra_opts:
+        More NVRTC options, passed after the defaults (``--std=c++17`` and the arch).
+    include_paths:
+        Directories searched by ``#include``; each becomes ``-I<dir>``.
+    output:
+        ``"cubin"`` (default), ``"ptx"`` (NUL-terminated, as the CUDA driver expects it) or
+        ``"fatbin"``.
+
+    Raises
+    ------
+    NVRTCError
+        The compilation failed; the message starts with NVRTC's first error line and
+        ``.log`` holds the full log.
+    ValueError
+        ``arch`` or ``output`` is not understood.
+    RuntimeError
+        ``arch`` is None and there is no CUDA device to take it from.
+    ImportError
+        The NVRTC bindings are not installed.
+    """
+    if output not in _OUTPUTS:
+        raise ValueError(f"nvrtc_compile: output must be one of {_OUTPUTS} (got {output!r})")
+    archs = _resolve_archs(arch, allow_many=output == "fatbin")
+    if isinstance(source, str):
+        source = source.encode()
+    opts = ["--std=c++17"]
+    opts += [f"-I{path}" for path in include_paths or ()]
+    opts += [str(opt) for opt in extra_opts or ()]
+    nvrtc = _import_nvrtc()
+
+    if output == "cubin":
+        return _compile_one(nvrtc, source, name, f"-arch=sm_{archs[0]}", opts, "cubin")
+    if output == "ptx":
+        return _compile_one(nvrtc, source, name, f"-arch=compute_{archs[0]}", opts, "ptx")
+
+    from tvm_ffi.utils.embed_cubin import make_fatbin
+
+    images: dict[str, bytes] = {}
+    for number in archs:
+        images[f"sm_{number}"] = _compile_one(
+            nvrtc, source, name, f"-arch=sm_{number}", opts, "cubin"
+        )
+    # PTX of the highest arch lets GPUs newer than every listed one JIT the kernel.
+    highest = max(archs, key=_arch_sort_key)
+    images[f"compute_{highest}"] = _compile_one(
+        nvrtc, source, name, f"-arch=compute_{highest}", opts, "ptx"
+    )
+    return make_fatbin(images)
+
+
+def _resolve_archs(arch: Any, *, allow_many: bool) -> list[str]:
+    """Normalise ``arch`` to a list of arch numbers with suffix, e.g. ``["90a"]``."""
+    if arch is None:
+        return _detect_arch()
+    many = isinstance(arch, (list, set, frozenset)) or (
+        isinstance(arch, tuple) and arch and not isinstance(arch[0], int)
+    )
+    if not many:
+        return [_parse_arch(arch)]
+    if not allow_many:
+        raise ValueError(
+            f"nvrtc_compile: a list of archs needs output='fatbin' (got arch={arch!r})"
+        )
+    if not arch:
+        raise ValueError("nvrtc_compile: arch list is empty")
+    return list(dict.fromkeys(_parse_arch(one) for one in arch))
+
+
+def _parse_arch(arch: Any) -> str:
+    if isinstance(arch, tuple) and len(arch) == 2 and all(isinstance(v, int) for v in arch):
+        major, minor = arch
+        if major > 0 and 0 <= minor <= 9:
+            return f"{major}{minor}"
+    elif isinstance(arch, int) and not isinstance(arch, bool) and 10 <= arch <= 999:
+        return str(arch)
+    elif isinstance(arch, str):
+        match = _ARCH_RE.match(arch.strip())
+        if match:
+            return match.group(1) + match.group(2)
+    raise ValueError(
+        'nvrtc_compile: arch must look like "sm_90", "sm_90a", "compute_90", "90" or (9, 0) '
+        f"(got {arch!r})"
+    )
+
+
+def _arch_sort_key(number: str) -> tuple[int, str]:
+    digits = number.rstrip("af")
+    return int(digits), number[len(digits) :]
+
+
+def _detect_arch() -> list[str]:
+    from tvm_ffi._cuda_driver import compute_capabilities
+
+    caps = compute_capabilities()
+    if not caps:
+        raise RuntimeError('nvrtc_compile: no CUDA device found; pass arch="sm_90"')
+    major, minor = caps[_current_device_index(len(caps))]
+    return [f"{major}{minor}"]
+
+
+def _current_device_index(count: int) -> int:
+    # "The current device" is the caller's framework's notion of it; only ask torch if the
+    # caller already imported and initialised it (importing torch here would cost seconds).
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            index = int(torch.cuda.current_device())
+            if 0 <= index < count:
+                return index
+    except Exception:  # any torch trouble just means "use device 0"
+        pass
+    return 0
+
+
+def _import_nvrtc() -> Any:
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError:
+        try:  # cuda-python < 12.6 shipped the same bindings as `cuda.nvrtc`
+            from cuda import nvrtc  # type: ignore[no-redef]
+        except ImportError as err:
+            raise ImportError(
+                "nvrtc_compile needs NVIDIA's NVRTC Python bindings and the NVRTC library: "
+                f"{_INSTALL_HINT}"
+            ) from err
+    try:
+        nvrtc.nvrtcVersion()
+    except Exception as err:  # the bindings load libnvrtc lazily; report a missing library here
+        raise ImportError(
+            f"nvrtc_compile: the NVRTC library could not be loaded ({err}); {_INSTALL_HINT}"
+        ) from err
+    return nvrtc
+
+
+def _check(nvrtc: Any, result: Any, what: str) -> None:
+    if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise NVRTCError(f"nvrtc_compile: {what} failed: {_result_name(result)}", "", [])
+
+
+def _result_name(result: Any) -> str:
+    return getattr(result, "name", str(result))
+
+
+def _compile_one(
+    nvrtc: Any, source: bytes, name: str, arch_opt: str, opts: list[str], kind: str
+) -> bytes:
+    options = [arch_opt, *opts]
+    err, prog = nvrtc.nvrtcCreateProgram(source, name.encode(), 0, [], [])
+    _check(nvrtc, err, "nvrtcCreateProgram")
+    try:
+        (result,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
+        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            log = _program_log(nvrtc, prog)
+            raise NVRTCError(_failure_message(result, log, name, options), log, options)
+        get_size, get = (
+            (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
+            if kind == "cubin"
+            else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
+        )
+        err, size = get_size(prog)
+        _check(nvrtc, err, get_size.__name__)
+        buf = bytearray(size)
+        (err,) = get(prog, buf)
+        _check(nvrtc, err, get.__name__)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    image = bytes(buf)
+    # The driver reads PTX as a C string: keep exactly one terminating NUL.
+    if kind == "ptx" and not image.endswith(b"\0"):
+        image += b"\0"
+    return image
+
+
+def _program_log(nvrtc: Any, prog: Any) -> str:
+    err, size = nvrtc.nvrtcGetProgramLogSize(prog)
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS or size <= 1:
+        return ""
+    buf = bytearray(size)
+    nvrtc.nvrtcGetProgramLog(prog, buf)
+    return bytes(buf).rstrip(b"\0").decode(errors="replace")
+
+
+def _failure_message(result: Any, log: str, name: str, options: list[str]) -> str:
+    lines = [line for line in log.splitlines() if line.strip()]
+    first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+    head = first.strip() or f"{name}: {_result_name(result)}"
+    status = _result_name(result)
+    return (
+        f"{head}\n"
+        f"nvrtc_compile({name!r}) failed with {status}; options: {' '.join(options)}\n"
+        f"--- NVRTC log ---\n{log.rstrip()}"
+    )

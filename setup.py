@@ -1,0 +1,70 @@
+"""Builds the one compiled extension, ``tvm_ffi._core``, and ships the C++ headers and CMake
+files inside the package (``tvm_ffi/include``, ``tvm_ffi/share/cmake/tvm_ffi``).
+
+Everything else is declared in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from glob import glob
+
+from pybind11.setup_helpers import Pybind11Extension
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+# Source trees copied into the package at build time: (folder in the repo, folder in the
+# package). Walked at build time, so files added later are picked up without editing this.
+DATA_TREES = [
+    ("include", os.path.join("tvm_ffi", "include")),
+    ("cmake", os.path.join("tvm_ffi", "share", "cmake", "tvm_ffi")),
+]
+
+
+def _tree_files(folder: str) -> list[str]:
+    """Files under ``folder`` (relative to the repo root), sorted, no symlinks followed."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, folder)):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(filenames):
+            if not name.startswith("."):
+                out.append(os.path.relpath(os.path.join(dirpath, name), ROOT))
+    return out
+
+
+class BuildPyWithData(build_py):
+    """build_py that also copies the header and CMake trees into the built package."""
+
+    def run(self) -> None:
+        super().run()
+        for src_folder, dst_folder in DATA_TREES:
+            for rel in _tree_files(src_folder):
+                target = os.path.join(self.build_lib, dst_folder, os.path.relpath(rel, src_folder))
+                self.mkpath(os.path.dirname(target))
+                # copyfile: real copies (no symlinks, no permission surprises).
+                shutil.copyfile(os.path.join(ROOT, rel), target)
+
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
+        outputs = list(super().get_outputs(include_bytecode))
+        for src_folder, dst_folder in DATA_TREES:
+            for rel in _tree_files(src_folder):
+                outputs.append(
+                    os.path.join(self.build_lib, dst_folder, os.path.relpath(rel, src_folder))
+                )
+        return outputs
+
+
+ext = Pybind11Extension(
+    "tvm_ffi._core",
+    sorted(glob("src/python/*.cc")),
+    include_dirs=["include"],
+    depends=sorted(glob("src/python/*.h")) + _tree_files("include"),
+    cxx_std=17,
+    extra_compile_args=["-O3", "-fvisibility=hidden"],
+    libraries=["dl"],
+)
+
+setup(ext_modules=[ext], cmdclass={"build_py": BuildPyWithData})

@@ -1,0 +1,65 @@
+/*
+ * State of one call while its arguments are converted and the entry runs. Lives on the C
+ * stack of the vectorcall; its vectors stay empty (no allocation) unless an argument needs
+ * them (a nested list, a tensor that came through a capsule).
+ */
+#ifndef TVM_FFI_PY_CALL_FRAME_H_
+#define TVM_FFI_PY_CALL_FRAME_H_
+
+#include <Python.h>
+#include <tvm/ffi/c_api.h>
+
+#include <memory>
+#include <vector>
+
+#include "cuda_guard.h"
+
+#include "dlpack_exchange.h"
+
+namespace tvm_ffi_py {
+
+struct FunctionObject;
+
+/*! \brief Something to undo after the call: a producer's deleter, a reference to drop. */
+struct Cleanup {
+  void (*release)(void* ptr);
+  void* ptr;
+  PyObject* keep_alive;  // dropped after release runs
+};
+
+struct CallFrame {
+  const FunctionObject* func;
+  int position = 0;  // 1-based top-level argument being converted, for error messages
+  // Exchange API of the first tensor argument that had one: its current_work_stream
+  // answers the callee's stream query.
+  const ExchangeApi* stream_api = nullptr;
+  int32_t cuda_device = -1;   // device of the first CUDA tensor argument, -1 when none
+  CudaDeviceGuard* guard = nullptr;  // switched by stream queries, restored after the call
+  bool stream_error = false;  // get_stream failed and left a Python error to raise
+  std::vector<Cleanup> cleanups;
+  std::vector<std::unique_ptr<TVMFFIAny[]>> arrays;       // storage of list/tuple args
+  std::vector<std::unique_ptr<DLTensor>> nested_tensors;  // tensors inside list/tuple args
+
+  explicit CallFrame(const FunctionObject* f) : func(f) {}
+  CallFrame(const CallFrame&) = delete;
+  CallFrame& operator=(const CallFrame&) = delete;
+  ~CallFrame() { RunCleanups(); }
+
+  void RunCleanups() {
+    for (Cleanup& c : cleanups) {
+      if (c.release != nullptr) c.release(c.ptr);
+      Py_XDECREF(c.keep_alive);
+    }
+    cleanups.clear();
+  }
+};
+
+/*!
+ * \brief Turn a finished call into its Python result: the converted value, or the raised
+ *        exception. Releases result->owner either way.
+ */
+PyObject* FinishCall(const CallFrame& frame, int rc, TVMFFIResult* result);
+
+}  // namespace tvm_ffi_py
+
+#endif  // TVM_FFI_PY_CALL_FRAME_H_

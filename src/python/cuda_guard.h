@@ -1,0 +1,33 @@
+/*
+ * Makes a CUDA tensor argument's device current for the duration of a call, as torch ops
+ * do. Uses the driver API through dlopen("libcuda.so.1") on first need, so the extension
+ * has no link-time CUDA dependency and CPU-only calls never touch it.
+ */
+#ifndef TVM_FFI_PY_CUDA_GUARD_H_
+#define TVM_FFI_PY_CUDA_GUARD_H_
+
+#include <cstdint>
+
+namespace tvm_ffi_py {
+
+class CudaDeviceGuard {
+ public:
+  CudaDeviceGuard() = default;
+  CudaDeviceGuard(const CudaDeviceGuard&) = delete;
+  CudaDeviceGuard& operator=(const CudaDeviceGuard&) = delete;
+  ~CudaDeviceGuard() {
+    if (switched_) Restore();
+  }
+
+  /*! \brief Make `device`'s primary context current. False with a Python error set. */
+  bool Enter(int32_t device);
+
+ private:
+  void Restore();
+  void* saved_ = nullptr;  // the context that was current before Enter
+  bool switched_ = false;
+};
+
+}  // namespace tvm_ffi_py
+
+#endif  // TVM_FFI_PY_CUDA_GUARD_H_

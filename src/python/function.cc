@@ -1,0 +1,378 @@
+// tvm_ffi.Function and the hot path of a call: Python arguments -> TVMFFIAny on the stack
+// -> entry -> result. No allocation, dict lookup or Python-level call for arguments that
+// are builtin scalars, strings or tensors with the DLPack C exchange API.
+#include "function.h"
+
+#include <structmember.h>
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+
+#include "call_frame.h"
+#include "cuda_guard.h"
+#include "type_cache.h"
+
+namespace tvm_ffi_py {
+namespace {
+
+// Arguments converted into stack arrays; more go to the heap.
+constexpr Py_ssize_t kInlineArgs = 16;
+// Deeper list/tuple nesting is rejected (it also stops self-containing lists).
+constexpr int kMaxDepth = 32;
+
+// "numpy.ndarray" -> "ndarray": the short name, as CPython's own messages print it.
+const char* ShortTypeName(PyTypeObject* type) {
+  const char* name = type->tp_name;
+  const char* dot = std::strrchr(name, '.');
+  return dot ? dot + 1 : name;
+}
+
+inline void SetInt(TVMFFIAny* out, int32_t code, int64_t v) {
+  out->type_code = code;
+  out->flags = 0;
+  out->v_int64 = v;
+  out->size = 0;
+}
+
+int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, int depth);
+
+int IntArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (overflow != 0) {
+    PyErr_Format(PyExc_OverflowError, "%s() argument %d: int does not fit in 64 bits",
+                 frame->func->name, frame->position);
+    return -1;
+  }
+  if (v == -1 && PyErr_Occurred()) return -1;
+  SetInt(out, kTVMFFIInt, v);
+  return 0;
+}
+
+int StrArg(PyObject* obj, TVMFFIAny* out) {
+  Py_ssize_t size = 0;
+  // Cached inside the str object: no allocation for ASCII, one-time for others.
+  const char* s = PyUnicode_AsUTF8AndSize(obj, &size);
+  if (s == nullptr) return -1;
+  out->type_code = kTVMFFIStr;
+  out->flags = 0;
+  out->v_str = s;
+  out->size = size;
+  return 0;
+}
+
+void BytesArg(const char* data, Py_ssize_t size, TVMFFIAny* out) {
+  out->type_code = kTVMFFIBytes;
+  out->flags = 0;
+  out->v_str = data;
+  out->size = size;
+}
+
+int SequenceArg(CallFrame* frame, PyObject* seq, TVMFFIAny* out, int depth) {
+  if (depth >= kMaxDepth) {
+    PyErr_Format(PyExc_ValueError, "%s() argument %d: lists nested deeper than %d levels",
+                 frame->func->name, frame->position, kMaxDepth);
+    return -1;
+  }
+  const bool is_tuple = PyTuple_Check(seq);
+  // A tuple snapshot: converting an element may run Python code (__dlpack__) that could
+  // mutate a list under us.
+  PyObject* items = is_tuple ? (Py_INCREF(seq), seq) : PySequence_Tuple(seq);
+  if (items == nullptr) return -1;
+  frame->cleanups.push_back(Cleanup{nullptr, nullptr, items});
+  const Py_ssize_t n = PyTuple_GET_SIZE(items);
+  TVMFFIAny* storage = nullptr;
+  if (n > 0) {
+    frame->arrays.emplace_back(new TVMFFIAny[n]);
+    storage = frame->arrays.back().get();
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (ConvertArg(frame, PyTuple_GET_ITEM(items, i), &storage[i], nullptr, depth + 1) != 0) {
+      return -1;
+    }
+  }
+  out->type_code = kTVMFFIArray;
+  out->flags = is_tuple ? TVM_FFI_ARRAY_IS_TUPLE : 0;
+  out->v_array = storage;
+  out->size = n;
+  return 0;
+}
+
+int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* out,
+              DLTensor* slot) {
+  DLTensor* tensor = nullptr;
+  if (info->kind == ArgKind::kExchangeApi) {
+    const ExchangeApi* api = info->api;
+    if (api->dltensor_from_py_object_no_sync != nullptr) {
+      if (slot == nullptr) {
+        frame->nested_tensors.emplace_back(new DLTensor);
+        slot = frame->nested_tensors.back().get();
+      }
+      if (api->dltensor_from_py_object_no_sync(obj, slot) != 0) return -1;
+      tensor = slot;
+    } else if (TensorFromManagedExchange(frame, api, obj, &tensor) != 0) {
+      return -1;
+    }
+    if (frame->stream_api == nullptr) frame->stream_api = api;
+  } else if (TensorFromDLPackProtocol(frame, obj, &tensor) != 0) {
+    return -1;
+  }
+  if (tensor->device.device_type == kDLCUDA && frame->cuda_device < 0) {
+    frame->cuda_device = tensor->device.device_id;
+  }
+  out->type_code = kTVMFFIDLTensorPtr;
+  out->flags = 0;
+  out->v_tensor = tensor;
+  out->size = 0;
+  return 0;
+}
+
+// Converts one argument. `slot` is where a tensor's DLTensor goes (NULL: allocate one).
+int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, int depth) {
+  PyTypeObject* type = Py_TYPE(obj);
+  // Exact builtins first: pointer compares, no cache lookup. bool before int.
+  if (type == &PyLong_Type) return IntArg(frame, obj, out);
+  if (type == &PyFloat_Type) {
+    out->type_code = kTVMFFIFloat;
+    out->flags = 0;
+    out->v_float64 = PyFloat_AS_DOUBLE(obj);
+    out->size = 0;
+    return 0;
+  }
+  if (type == &PyBool_Type) {
+    SetInt(out, kTVMFFIBool, obj == Py_True ? 1 : 0);
+    return 0;
+  }
+  if (obj == Py_None) {
+    SetInt(out, kTVMFFINone, 0);
+    return 0;
+  }
+  if (type == &PyUnicode_Type) return StrArg(obj, out);
+  if (type == &PyBytes_Type) {
+    BytesArg(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out);
+    return 0;
+  }
+  if (type == &PyList_Type || type == &PyTuple_Type) {
+    return SequenceArg(frame, obj, out, depth);
+  }
+
+  const TypeInfo* info = LookupType(type);
+  if (info == nullptr) return -1;
+  switch (info->kind) {
+    case ArgKind::kExchangeApi:
+    case ArgKind::kDLPack:
+      return TensorArg(frame, info, obj, out, slot);
+    case ArgKind::kInt: {
+      PyObject* index = PyNumber_Index(obj);
+      if (index == nullptr) return -1;
+      int rc = IntArg(frame, index, out);
+      Py_DECREF(index);
+      return rc;
+    }
+    case ArgKind::kFloat: {
+      double v = PyFloat_AsDouble(obj);
+      if (v == -1.0 && PyErr_Occurred()) return -1;
+      out->type_code = kTVMFFIFloat;
+      out->flags = 0;
+      out->v_float64 = v;
+      out->size = 0;
+      return 0;
+    }
+    case ArgKind::kStr:
+      return StrArg(obj, out);
+    case ArgKind::kBytes:
+      BytesArg(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out);
+      return 0;
+    case ArgKind::kByteArray:
+      BytesArg(PyByteArray_AS_STRING(obj), PyByteArray_GET_SIZE(obj), out);
+      return 0;
+    case ArgKind::kSequence:
+      return SequenceArg(frame, obj, out, depth);
+    case ArgKind::kOpaquePtr: {
+      void* ptr = nullptr;
+      if (OpaquePtrFromCtypes(obj, &ptr) != 0) return -1;
+      out->type_code = kTVMFFIOpaquePtr;
+      out->flags = 0;
+      out->v_ptr = ptr;
+      out->size = 0;
+      return 0;
+    }
+    case ArgKind::kUnsupported:
+      break;
+  }
+  // The callee knows what it expected and raises the TypeError naming both.
+  const char* name = ShortTypeName(type);
+  out->type_code = kTVMFFIUnsupported;
+  out->flags = 0;
+  out->v_str = name;
+  out->size = static_cast<int64_t>(std::strlen(name));
+  return 0;
+}
+
+PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
+  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
+    PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", self->name);
+    return nullptr;
+  }
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  // Uninitialised on purpose: every used element is written by ConvertArg.
+  TVMFFIAny inline_args[kInlineArgs];
+  DLTensor inline_tensors[kInlineArgs];
+  std::unique_ptr<TVMFFIAny[]> heap_args;
+  std::unique_ptr<DLTensor[]> heap_tensors;
+  TVMFFIAny* packed = inline_args;
+  DLTensor* tensors = inline_tensors;
+  if (nargs > kInlineArgs) {
+    if (nargs > INT32_MAX) {
+      PyErr_Format(PyExc_TypeError, "%s() got too many arguments", self->name);
+      return nullptr;
+    }
+    heap_args.reset(new TVMFFIAny[nargs]);
+    heap_tensors.reset(new DLTensor[nargs]);
+    packed = heap_args.get();
+    tensors = heap_tensors.get();
+  }
+
+  CallFrame frame(self);
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    frame.position = static_cast<int>(i + 1);
+    if (ConvertArg(&frame, args[i], &packed[i], &tensors[i], 0) != 0) return nullptr;
+  }
+
+  TVMFFICallContext ctx;
+  ctx.abi_version = TVM_FFI_ABI_VERSION;
+  ctx.handle = &frame;
+  ctx.get_stream = GetStreamForCall;
+  TVMFFIResult result;
+  result.value.type_code = kTVMFFINone;
+  result.value.flags = 0;
+  result.value.v_int64 = 0;
+  result.value.size = 0;
+  result.owner = nullptr;
+
+  // Restores the caller's current device on return, whatever the call switched to.
+  CudaDeviceGuard guard;
+  frame.guard = &guard;
+  if (frame.cuda_device >= 0 && !guard.Enter(frame.cuda_device)) return nullptr;
+  int rc = self->entry(&ctx, packed, static_cast<int32_t>(nargs), &result);
+  // Producers' deleters run before we build the result or the exception.
+  frame.RunCleanups();
+  return FinishCall(frame, rc, &result);
+}
+
+void FunctionDealloc(PyObject* self_obj) {
+  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
+  PyTypeObject* type = Py_TYPE(self_obj);
+  Py_XDECREF(self->name_obj);
+  Py_XDECREF(self->signature);
+  Py_XDECREF(self->doc);
+  type->tp_free(self_obj);
+  Py_DECREF(type);  // instances of a heap type own a reference to it
+}
+
+PyObject* FunctionRepr(PyObject* self_obj) {
+  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
+  return PyUnicode_FromFormat("<tvm_ffi.Function %U>", self->signature);
+}
+
+PyObject* GetName(PyObject* self, void*) {
+  PyObject* name = reinterpret_cast<FunctionObject*>(self)->name_obj;
+  Py_INCREF(name);
+  return name;
+}
+
+PyObject* GetSignature(PyObject* self, void*) {
+  PyObject* sig = reinterpret_cast<FunctionObject*>(self)->signature;
+  Py_INCREF(sig);
+  return sig;
+}
+
+PyObject* GetNumArgs(PyObject* self, void*) {
+  return PyLong_FromLong(reinterpret_cast<FunctionObject*>(self)->info->num_args);
+}
+
+PyObject* GetDoc(PyObject* self, void*) {
+  auto* f = reinterpret_cast<FunctionObject*>(self);
+  PyObject* doc = f->doc != nullptr ? f->doc : f->signature;
+  Py_INCREF(doc);
+  return doc;
+}
+
+int SetDoc(PyObject* self, PyObject* value, void*) {
+  auto* f = reinterpret_cast<FunctionObject*>(self);
+  Py_XINCREF(value);  // NULL (del) or None falls back to the signature
+  Py_XSETREF(f->doc, value == Py_None ? (Py_XDECREF(value), nullptr) : value);
+  return 0;
+}
+
+PyGetSetDef kFunctionGetSet[] = {
+    {"__name__", GetName, nullptr, "The exported name.", nullptr},
+    {"__qualname__", GetName, nullptr, "The exported name.", nullptr},
+    {"__doc__", GetDoc, SetDoc, nullptr, nullptr},
+    {"signature", GetSignature, nullptr,
+     "The C++ signature, e.g. 'add_one(Tensor, Tensor) -> None'.", nullptr},
+    {"num_args", GetNumArgs, nullptr, "Number of arguments the function takes.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyMemberDef kFunctionMembers[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(FunctionObject, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+PyType_Slot kFunctionSlots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
+    {Py_tp_repr, reinterpret_cast<void*>(FunctionRepr)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_getset, kFunctionGetSet},
+    {Py_tp_members, kFunctionMembers},
+    {0, nullptr},
+};
+
+// Not subclassable (no Py_TPFLAGS_BASETYPE) and not constructible from Python (no tp_new):
+// Functions come only from Module lookups.
+PyType_Spec kFunctionSpec = {
+    "tvm_ffi.Function", sizeof(FunctionObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    kFunctionSlots,
+};
+
+PyTypeObject* g_function_type = nullptr;
+
+}  // namespace
+
+PyTypeObject* InitFunctionType() {
+  if (g_function_type == nullptr) {
+    auto* type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kFunctionSpec));
+    if (type == nullptr) return nullptr;
+    type->tp_new = nullptr;  // FromSpec inherits object's tp_new; Function() must fail
+    PyType_Modified(type);
+    g_function_type = type;
+  }
+  return g_function_type;
+}
+
+PyObject* NewFunction(TVMFFIFunctionEntry entry, const TVMFFIFunctionInfo* info, const char* name) {
+  PyTypeObject* type = InitFunctionType();
+  if (type == nullptr) return nullptr;
+  auto* self = PyObject_New(FunctionObject, type);
+  if (self == nullptr) return nullptr;
+  self->vectorcall = FunctionVectorcall;
+  self->entry = entry;
+  self->info = info;
+  self->signature = nullptr;
+  self->doc = nullptr;
+  self->name_obj = PyUnicode_FromString(name);
+  const char* sig = info->signature != nullptr ? info->signature : name;
+  if (self->name_obj != nullptr) self->signature = PyUnicode_FromString(sig);
+  if (self->signature == nullptr) {
+    Py_DECREF(self);
+    return nullptr;
+  }
+  self->name = PyUnicode_AsUTF8(self->name_obj);
+  return reinterpret_cast<PyObject*>(self);
+}
+
+}  // namespace tvm_ffi_py

@@ -1,0 +1,144 @@
+// Results and errors coming back from an entry.
+#include <cstring>
+
+#include "call_frame.h"
+#include "function.h"
+
+namespace tvm_ffi_py {
+namespace {
+
+constexpr int kMaxResultDepth = 64;
+
+// The builtin exception for an error kind; unknown kinds are RuntimeError.
+PyObject* ExceptionForKind(const char* kind) {
+  struct Entry {
+    const char* kind;
+    PyObject** type;
+  };
+  static const Entry kTable[] = {
+      {"RuntimeError", &PyExc_RuntimeError},
+      {"ValueError", &PyExc_ValueError},
+      {"TypeError", &PyExc_TypeError},
+      {"IndexError", &PyExc_IndexError},
+      {"KeyError", &PyExc_KeyError},
+      {"AttributeError", &PyExc_AttributeError},
+      {"NotImplementedError", &PyExc_NotImplementedError},
+      {"MemoryError", &PyExc_MemoryError},
+  };
+  if (kind != nullptr) {
+    for (const Entry& e : kTable) {
+      if (std::strcmp(kind, e.kind) == 0) return *e.type;
+    }
+  }
+  return PyExc_RuntimeError;
+}
+
+void AddNote(PyObject* exc, PyObject* note) {
+#if PY_VERSION_HEX >= 0x030B0000
+  PyObject* rc = PyObject_CallMethod(exc, "add_note", "O", note);
+  Py_XDECREF(rc);
+#else
+  // Before 3.11 nothing prints notes, but __notes__ is where PEP 678 keeps them.
+  PyObject* notes = PyList_New(1);
+  if (notes != nullptr) {
+    Py_INCREF(note);
+    PyList_SET_ITEM(notes, 0, note);
+    PyObject_SetAttrString(exc, "__notes__", notes);
+    Py_DECREF(notes);
+  }
+#endif
+  PyErr_Clear();  // a failed note must not replace the error itself
+}
+
+void RaiseError(const CallFrame& frame, const TVMFFIAny& value) {
+  if (value.type_code != kTVMFFIError || value.v_ptr == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "%s() failed without reporting an error (type code %d)",
+                 frame.func->name, static_cast<int>(value.type_code));
+    return;
+  }
+  const auto* info = static_cast<const TVMFFIErrorInfo*>(value.v_ptr);
+  PyObject* type = ExceptionForKind(info->kind);
+  const char* text = info->message != nullptr ? info->message : "";
+  PyObject* message =
+      PyUnicode_DecodeUTF8(text, static_cast<Py_ssize_t>(std::strlen(text)), "replace");
+  if (message == nullptr) return;
+  PyObject* exc = PyObject_CallOneArg(type, message);
+  Py_DECREF(message);
+  if (exc == nullptr) return;
+  if (info->file != nullptr && info->file[0] != '\0') {
+    PyObject* note = PyUnicode_FromFormat("raised at %s:%d", info->file, info->line);
+    if (note != nullptr) {
+      AddNote(exc, note);
+      Py_DECREF(note);
+    }
+    PyErr_Clear();
+  }
+  PyErr_SetObject(type, exc);
+  Py_DECREF(exc);
+}
+
+PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
+  switch (v.type_code) {
+    case kTVMFFINone:
+      Py_RETURN_NONE;
+    case kTVMFFIInt:
+      return PyLong_FromLongLong(v.v_int64);
+    case kTVMFFIFloat:
+      return PyFloat_FromDouble(v.v_float64);
+    case kTVMFFIBool:
+      return PyBool_FromLong(v.v_int64 != 0);
+    case kTVMFFIStr:
+      return PyUnicode_DecodeUTF8(v.v_str, static_cast<Py_ssize_t>(v.size), "strict");
+    case kTVMFFIBytes:
+      return PyBytes_FromStringAndSize(v.v_str, static_cast<Py_ssize_t>(v.size));
+    case kTVMFFIOpaquePtr:
+      if (v.v_ptr == nullptr) Py_RETURN_NONE;
+      return PyLong_FromVoidPtr(v.v_ptr);
+    case kTVMFFIArray: {
+      if (depth >= kMaxResultDepth) {
+        PyErr_Format(PyExc_RuntimeError, "%s() returned lists nested deeper than %d levels",
+                     frame.func->name, kMaxResultDepth);
+        return nullptr;
+      }
+      const bool is_tuple = (v.flags & TVM_FFI_ARRAY_IS_TUPLE) != 0;
+      const Py_ssize_t n = static_cast<Py_ssize_t>(v.size);
+      PyObject* out = is_tuple ? PyTuple_New(n) : PyList_New(n);
+      if (out == nullptr) return nullptr;
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        PyObject* item = ToPython(frame, v.v_array[i], depth + 1);
+        if (item == nullptr) {
+          Py_DECREF(out);
+          return nullptr;
+        }
+        if (is_tuple) {
+          PyTuple_SET_ITEM(out, i, item);
+        } else {
+          PyList_SET_ITEM(out, i, item);
+        }
+      }
+      return out;
+    }
+    default:
+      PyErr_Format(PyExc_RuntimeError,
+                   "%s() returned a value of type code %d, which has no Python equivalent",
+                   frame.func->name, static_cast<int>(v.type_code));
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+PyObject* FinishCall(const CallFrame& frame, int rc, TVMFFIResult* result) {
+  PyObject* out = nullptr;
+  if (frame.stream_error) {
+    // The stream query's Python error is already set; it wins over the callee's outcome.
+  } else if (rc != 0) {
+    RaiseError(frame, result->value);
+  } else {
+    out = ToPython(frame, result->value, 0);
+  }
+  if (result->owner != nullptr) result->owner->deleter(result->owner);
+  return out;
+}
+
+}  // namespace tvm_ffi_py

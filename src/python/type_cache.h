@@ -1,0 +1,78 @@
+/*
+ * How a Python type is passed as an argument, decided once per type. Exact builtin types
+ * never get here (the caller tests them first); this covers tensors of every producer and
+ * the rarer kinds (int and float subclasses, numpy scalars, ctypes.c_void_p, ...).
+ */
+#ifndef TVM_FFI_PY_TYPE_CACHE_H_
+#define TVM_FFI_PY_TYPE_CACHE_H_
+
+#include <Python.h>
+
+#include "call_frame.h"
+#include "dlpack_exchange.h"
+
+namespace tvm_ffi_py {
+
+enum class ArgKind : uint8_t {
+  kExchangeApi,  // DLPack C exchange API: no Python call per tensor
+  kDLPack,       // __dlpack__ protocol
+  kInt,          // int subclass or __index__
+  kFloat,        // float subclass or __float__
+  kStr,          // str subclass
+  kBytes,        // bytes subclass
+  kByteArray,    // bytearray (and subclasses)
+  kSequence,     // list/tuple subclass
+  kOpaquePtr,    // ctypes.c_void_p
+  kUnsupported,
+};
+
+struct TypeInfo {
+  PyTypeObject* type;  // strong reference, so the address is never reused for another type
+  ArgKind kind;
+  const ExchangeApi* api;  // kExchangeApi only
+};
+
+constexpr int kTypeCacheSize = 8;
+
+struct TypeCache {
+  TypeInfo entries[kTypeCacheSize];
+  int last = 0;  // the most recent hit, checked first: calls usually repeat one tensor type
+  int next = 0;  // round-robin slot for the next insertion
+};
+
+extern TypeCache g_type_cache;
+
+/*! \brief Classify and insert; NULL with a Python error set on failure. */
+const TypeInfo* ClassifyType(PyTypeObject* type);
+
+inline const TypeInfo* LookupType(PyTypeObject* type) {
+  TypeCache& c = g_type_cache;
+  if (c.entries[c.last].type == type) return &c.entries[c.last];
+  for (int i = 0; i < kTypeCacheSize; ++i) {
+    if (c.entries[i].type == type) {
+      c.last = i;
+      return &c.entries[i];
+    }
+  }
+  return ClassifyType(type);
+}
+
+/*! \brief The newest exchange API seen in this process (torch's, in practice), or NULL. */
+extern const ExchangeApi* g_last_exchange_api;
+
+/*! \brief Tensor through obj.__dlpack__(); fills *out, registers cleanups in frame. */
+int TensorFromDLPackProtocol(CallFrame* frame, PyObject* obj, DLTensor** out);
+
+/*! \brief Tensor through a managed tensor of the exchange API (no dltensor_from_py_object). */
+int TensorFromManagedExchange(CallFrame* frame, const ExchangeApi* api, PyObject* obj,
+                              DLTensor** out);
+
+/*! \brief ctypes.c_void_p value; 0 or -1 with an error set. */
+int OpaquePtrFromCtypes(PyObject* obj, void** out);
+
+/*! \brief TVMFFICallContext::get_stream for our calls; handle is the CallFrame. */
+void* GetStreamForCall(void* handle, int32_t device_type, int32_t device_id);
+
+}  // namespace tvm_ffi_py
+
+#endif  // TVM_FFI_PY_TYPE_CACHE_H_

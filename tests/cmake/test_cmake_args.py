@@ -1,0 +1,180 @@
+"""Argument checks of the tvm_ffi_* functions: each mistake stops the configure step with
+one message that starts with the function's name. The message is the contract, so it
+is matched whole."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+GEN = "tvm_ffi_generate_cubin"
+EMBED = "tvm_ffi_embed_cubin"
+TARGET = "tvm_ffi_target_embed_cubin"
+
+# (call, expected message, languages the project enables). Files k.cu, k.cc and k.cubin
+# exist in the project; the target `lib` (a shared library) and `iface` (an INTERFACE
+# library) are defined when CXX is enabled.
+CASES = {
+    "generate-no-output": (f"{GEN}(SOURCE k.cu ARCH sm_90)", f"{GEN}: OUTPUT is required", "NONE"),
+    "generate-no-source": (f"{GEN}(OUTPUT k.cubin)", f"{GEN}: SOURCE is required", "NONE"),
+    "generate-unknown": (
+        f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCHS sm_90)",
+        f"{GEN}: unknown arguments: ARCHS;sm_90",
+        "NONE",
+    ),
+    "generate-empty-arch": (
+        f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH)",
+        f"{GEN}: ARCH needs a value (native, sm_XX, compute_XX or a list)",
+        "NONE",
+    ),
+    "generate-bad-arch": (
+        f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH 90)",
+        f'{GEN}: ARCH entries must be native, sm_XX or compute_XX (got "90")',
+        "NONE",
+    ),
+    "generate-native-in-list": (
+        f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH native sm_90)",
+        f'{GEN}: ARCH native cannot be combined with other architectures (got "native;sm_90")',
+        "NONE",
+    ),
+    "generate-missing-source": (
+        f"{GEN}(OUTPUT o.cubin SOURCE nope.cu ARCH sm_90)",
+        f"{GEN}: SOURCE <src>/nope.cu does not exist",
+        "NONE",
+    ),
+    "embed-no-output": (
+        f"{EMBED}(SOURCE k.cc CUBIN k.cubin NAME k)",
+        f"{EMBED}: OUTPUT is required",
+        "NONE",
+    ),
+    "embed-no-source": (
+        f"{EMBED}(OUTPUT k.o CUBIN k.cubin NAME k)",
+        f"{EMBED}: SOURCE is required",
+        "NONE",
+    ),
+    "embed-no-cubin": (
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc NAME k)",
+        f"{EMBED}: CUBIN is required",
+        "NONE",
+    ),
+    "embed-no-name": (
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN k.cubin)",
+        f"{EMBED}: NAME is required",
+        "NONE",
+    ),
+    "embed-unknown": (
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN k.cubin NAME k ARCH sm_90)",
+        f"{EMBED}: unknown arguments: ARCH;sm_90",
+        "NONE",
+    ),
+    "embed-dash-name": (
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN k.cubin NAME my-kernels)",
+        f'{EMBED}: NAME must be a C identifier (got "my-kernels")',
+        "NONE",
+    ),
+    "embed-digit-name": (
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN k.cubin NAME 9lives)",
+        f'{EMBED}: NAME must be a C identifier (got "9lives")',
+        "NONE",
+    ),
+    "embed-missing-source": (
+        f"{EMBED}(OUTPUT k.o SOURCE nope.cc CUBIN k.cubin NAME k)",
+        f"{EMBED}: SOURCE <src>/nope.cc does not exist",
+        "NONE",
+    ),
+    "embed-missing-cubin": (
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN nope.cubin NAME k)",
+        f"{EMBED}: CUBIN <build>/nope.cubin does not exist",
+        "NONE",
+    ),
+    "embed-no-cxx": (
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN k.cubin NAME k)",
+        f"{EMBED}: the CXX language is not enabled; add CXX to the LANGUAGES of project()",
+        "NONE",
+    ),
+    "embed-no-cuda-headers": (
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN k.cubin NAME k)",
+        f"{EMBED}: the CUDA headers are not known; call find_package(CUDAToolkit REQUIRED) first",
+        "CXX",
+    ),
+    "embed-output-twice": (
+        f"set(CUDAToolkit_INCLUDE_DIRS /usr/include)\n"
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN k.cubin NAME k)\n"
+        f"{EMBED}(OUTPUT k.o SOURCE k.cc CUBIN k.cubin NAME k)",
+        f"{EMBED}: OUTPUT k.o is already made by another call",
+        "CXX",
+    ),
+    "target-missing": (
+        f"{TARGET}(nope NAME k CUBIN k.cubin)",
+        f'{TARGET}: no target named "nope"',
+        "CXX",
+    ),
+    "target-interface": (
+        f"{TARGET}(iface NAME k CUBIN k.cubin)",
+        f'{TARGET}: target "iface" does not compile sources of its own (INTERFACE_LIBRARY); '
+        "embed into an executable or a library",
+        "CXX",
+    ),
+    "target-imported": (
+        f"{TARGET}(tvm_ffi::header NAME k CUBIN k.cubin)",
+        f'{TARGET}: target "tvm_ffi::header" does not compile sources of its own '
+        "(INTERFACE_LIBRARY); embed into an executable or a library",
+        "CXX",
+    ),
+    "target-no-name": (f"{TARGET}(lib CUBIN k.cubin)", f"{TARGET}: NAME is required", "CXX"),
+    "target-no-cubin": (f"{TARGET}(lib NAME k)", f"{TARGET}: CUBIN is required", "CXX"),
+    "target-unknown": (
+        f"{TARGET}(lib NAME k CUBIN k.cubin SOURCE k.cc)",
+        f"{TARGET}: unknown arguments: SOURCE;k.cc",
+        "CXX",
+    ),
+    "target-bad-name": (
+        f"{TARGET}(lib NAME k.v2 CUBIN k.cubin)",
+        f'{TARGET}: NAME must be a C identifier (got "k.v2")',
+        "CXX",
+    ),
+    "target-twice": (
+        f"{TARGET}(lib NAME k CUBIN k.cubin)\n{TARGET}(lib NAME k CUBIN k.cubin)",
+        f'{TARGET}: target "lib" already embeds a CUBIN named "k"',
+        "CXX",
+    ),
+    "target-missing-cubin": (
+        f"{TARGET}(lib NAME k CUBIN nope.cubin)",
+        f"{TARGET}: CUBIN <build>/nope.cubin does not exist",
+        "CXX",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_argument_error(case, cmake, tmp_path):
+    call, expected, languages = CASES[case]
+    source = tmp_path / "src"
+    build = tmp_path / "build"
+    source.mkdir()
+    (source / "k.cu").write_text('extern "C" __global__ void k() {}\n')
+    (source / "k.cc").write_text("int f() { return 0; }\n")
+    (source / "k.cubin").write_bytes(b"\x7fELF not really a cubin")
+    targets = (
+        "add_library(lib SHARED k.cc)\nadd_library(iface INTERFACE)\n" if languages == "CXX" else ""
+    )
+    (source / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\n"
+        f"project(args LANGUAGES {languages})\n"
+        "find_package(tvm_ffi CONFIG REQUIRED)\n"
+        f"{targets}{call}\n"
+        'message(STATUS "configured past the call")\n'
+    )
+    result = cmake.configure(source, build, f"-Dtvm_ffi_ROOT={REPO}", check=False)
+    assert result.returncode != 0, result.describe()
+    assert "configured past the call" not in result.stdout
+    expected = expected.replace("<src>", str(source)).replace("<build>", str(build))
+    # CMake prints `CMake Error at <file>:<line> (message):`, then the message (wrapped),
+    # then the call stack: the whole message sits between the two.
+    found = re.search(r"\(message\): (.*?) Call Stack", result.error_text)
+    assert found, result.describe()
+    assert found[1] == expected

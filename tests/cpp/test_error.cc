@@ -1,0 +1,138 @@
+// tvm::ffi::Error, TVM_FFI_THROW and TVM_FFI_CHECK.
+#include <tvm/ffi/error.h>
+
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "testing.h"
+
+using tvm::ffi::Error;
+
+static_assert(std::is_nothrow_copy_constructible_v<Error>, "catch-by-value must not throw");
+static_assert(std::is_base_of_v<std::exception, Error>);
+
+static bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+TEST(throw_records_kind_message_file_line) {
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    TVM_FFI_THROW(ValueError) << "bad value " << 42 << ", expected " << 1.5;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), std::string("ValueError"));
+    EXPECT_EQ(e.message(), std::string("bad value 42, expected 1.5"));
+    EXPECT_TRUE(EndsWith(e.file(), "test_error.cc"));
+    EXPECT_EQ(e.line(), line);
+    EXPECT_EQ(std::string(e.what()), std::string("ValueError: bad value 42, expected 1.5"));
+    return;
+  }
+  EXPECT_TRUE(false);
+}
+
+TEST(every_kind) {
+  EXPECT_ERROR(TVM_FFI_THROW(RuntimeError) << "m", "RuntimeError", "m");
+  EXPECT_ERROR(TVM_FFI_THROW(ValueError) << "m", "ValueError", "m");
+  EXPECT_ERROR(TVM_FFI_THROW(TypeError) << "m", "TypeError", "m");
+  EXPECT_ERROR(TVM_FFI_THROW(IndexError) << "m", "IndexError", "m");
+  EXPECT_ERROR(TVM_FFI_THROW(KeyError) << "m", "KeyError", "m");
+  EXPECT_ERROR(TVM_FFI_THROW(AttributeError) << "m", "AttributeError", "m");
+  EXPECT_ERROR(TVM_FFI_THROW(NotImplementedError) << "m", "NotImplementedError", "m");
+  EXPECT_ERROR(TVM_FFI_THROW(MemoryError) << "m", "MemoryError", "m");
+  EXPECT_ERROR(TVM_FFI_THROW(RuntimeError), "RuntimeError", "");
+}
+
+TEST(caught_as_std_exception) {
+  try {
+    TVM_FFI_THROW(KeyError) << "no such key: " << std::string("w");
+  } catch (const std::exception& e) {
+    EXPECT_EQ(std::string(e.what()), std::string("KeyError: no such key: w"));
+  }
+}
+
+TEST(check_message) {
+  int x = 1;
+  EXPECT_ERROR(TVM_FFI_CHECK(x > 3, IndexError) << "x = " << x, "IndexError",
+               "Check failed: (x > 3) is false: x = 1");
+  EXPECT_ERROR(TVM_FFI_CHECK(x == 2, ValueError), "ValueError", "Check failed: (x == 2) is false");
+  try {
+    TVM_FFI_CHECK(x < 0, TypeError) << "neg";
+  } catch (const Error& e) {
+    EXPECT_TRUE(EndsWith(e.file(), "test_error.cc"));
+    EXPECT_EQ(e.line(), __LINE__ - 3);
+  }
+}
+
+static int g_evaluations = 0;
+static int Count() { return ++g_evaluations; }
+
+TEST(passing_check_evaluates_nothing) {
+  int x = 5;
+  TVM_FFI_CHECK(x > 3, ValueError) << "never built " << Count();
+  EXPECT_EQ(g_evaluations, 0);
+}
+
+// Used without braces in if/else: each macro must be exactly one statement.
+static int Classify(int x) {
+  int result = 0;
+  if (x > 100)
+    TVM_FFI_THROW(ValueError) << "too big";
+  else if (x < 0)
+    TVM_FFI_CHECK(x > -10, IndexError) << "too small";
+  else
+    result = 1;
+  if (x == 50)
+    TVM_FFI_CHECK(x != 50, KeyError) << "fifty";
+  else
+    result = 2;
+  return result;
+}
+
+TEST(usable_in_unbraced_if_else) {
+  EXPECT_EQ(Classify(5), 2);
+  EXPECT_EQ(Classify(-5), 2);
+  EXPECT_ERROR(Classify(500), "ValueError", "too big");
+  EXPECT_ERROR(Classify(-50), "IndexError", "Check failed: (x > -10) is false: too small");
+  EXPECT_ERROR(Classify(50), "KeyError", "Check failed: (x != 50) is false: fifty");
+}
+
+// With -Wall -Werror, these compile only if the compiler knows TVM_FFI_THROW does not return.
+static int NoReturnNeeded(int x) {
+  if (x > 0) return x;
+  TVM_FFI_THROW(ValueError) << "x must be positive";
+}
+static std::string SwitchWithoutDefaultReturn(int x) {
+  switch (x) {
+    case 0:
+      return "zero";
+    case 1:
+      return "one";
+    default:
+      TVM_FFI_THROW(ValueError) << "unexpected " << x;
+  }
+}
+
+TEST(throw_is_noreturn) {
+  EXPECT_EQ(NoReturnNeeded(3), 3);
+  EXPECT_ERROR(NoReturnNeeded(0), "ValueError", "x must be positive");
+  EXPECT_EQ(SwitchWithoutDefaultReturn(1), std::string("one"));
+  EXPECT_ERROR(SwitchWithoutDefaultReturn(7), "ValueError", "unexpected 7");
+}
+
+TEST(constructed_directly_and_copied) {
+  Error e("NotImplementedError", "later", "x.cc", 7);
+  Error copy = e;
+  EXPECT_EQ(copy.kind(), std::string("NotImplementedError"));
+  EXPECT_EQ(copy.message(), std::string("later"));
+  EXPECT_EQ(copy.file(), std::string("x.cc"));
+  EXPECT_EQ(copy.line(), 7);
+  EXPECT_EQ(std::string(copy.what()), std::string("NotImplementedError: later"));
+  Error bare("RuntimeError", "oops");
+  EXPECT_EQ(bare.file(), std::string(""));
+  EXPECT_EQ(bare.line(), 0);
+}

@@ -1,0 +1,191 @@
+"""tvm_ffi.cpp.nvrtc: compiling with NVRTC needs the NVRTC library, not a GPU."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+from tvm_ffi.cpp import nvrtc as nvrtc_mod
+from tvm_ffi.cpp.nvrtc import NVRTCError, nvrtc_compile
+from tvm_ffi.utils._image import image_archs
+
+
+def _nvrtc_available() -> str | None:
+    """None when the NVRTC bindings and library load, else why not."""
+    try:
+        from cuda.bindings import nvrtc
+
+        nvrtc.nvrtcVersion()
+    except Exception as err:  # ImportError, or the library failing to load
+        return f"NVRTC not usable ({err}); pip install cuda-bindings nvidia-cuda-nvrtc"
+    return None
+
+
+_SKIP_REASON = _nvrtc_available()
+needs_nvrtc = pytest.mark.skipif(_SKIP_REASON is not None, reason=_SKIP_REASON or "")
+
+KERNEL = r"""
+extern "C" __global__ void fill(int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = VALUE;
+}
+"""
+
+EM_CUDA = 190
+
+
+def _assert_cubin(image: bytes, arch: str) -> None:
+    assert image[:4] == b"\x7fELF"
+    assert image[4] == 2, "64-bit ELF"
+    (e_machine,) = struct.unpack_from("<H", image, 18)
+    assert e_machine == EM_CUDA
+    assert image_archs(image) == [arch]
+
+
+@needs_nvrtc
+@pytest.mark.parametrize(
+    "arch, held", [("sm_80", "sm_80"), ("sm_90", "sm_90"), ("sm_90a", "sm_90a"), ((7, 5), "sm_75")]
+)
+def test_cubin_is_an_elf_for_the_requested_arch(arch, held):
+    _assert_cubin(nvrtc_compile(KERNEL, arch=arch, extra_opts=["-DVALUE=7"]), held)
+
+
+@needs_nvrtc
+def test_arch_spellings_agree():
+    images = {
+        spelling: nvrtc_compile(KERNEL, arch=spelling, extra_opts=["-DVALUE=7"])
+        for spelling in ("sm_90", "compute_90", "90", (9, 0), 90)
+    }
+    for image in images.values():
+        _assert_cubin(image, "sm_90")
+    assert len(set(images.values())) == 1, "NVRTC output should not depend on the spelling"
+
+
+@needs_nvrtc
+def test_ptx_output_targets_the_arch_and_ends_with_one_nul():
+    ptx = nvrtc_compile(KERNEL, arch="sm_90", extra_opts=["-DVALUE=12345"], output="ptx")
+    assert b".target sm_90\n" in ptx or b".target sm_90\r" in ptx or b".target sm_90 " in ptx
+    assert ptx.endswith(b"\0") and not ptx.endswith(b"\0\0")
+    assert ptx.count(b"\0") == 1
+    assert b".entry fill(" in ptx
+    assert b"12345" in ptx, "extra_opts reach the compiler"
+    assert image_archs(ptx) == ["compute_90"]
+
+
+@needs_nvrtc
+def test_ptx_keeps_the_arch_suffix():
+    ptx = nvrtc_compile(KERNEL, arch="sm_90a", extra_opts=["-DVALUE=1"], output="ptx")
+    assert b".target sm_90a" in ptx
+
+
+@needs_nvrtc
+def test_fatbin_holds_each_arch_and_ptx_of_the_highest():
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    if shutil.which("fatbinary") is None and not Path(cuda_home, "bin", "fatbinary").is_file():
+        pytest.skip("CUDA's fatbinary tool not found (set CUDA_HOME)")
+    image = nvrtc_compile(
+        KERNEL, arch=["sm_80", (9, 0), "90a"], extra_opts=["-DVALUE=1"], output="fatbin"
+    )
+    assert struct.unpack_from("<I", image)[0] == 0xBA55ED50
+    assert image_archs(image) == ["sm_80", "sm_90", "sm_90a", "compute_90a"]
+    single = nvrtc_compile(KERNEL, arch="sm_90", extra_opts=["-DVALUE=1"], output="fatbin")
+    assert image_archs(single) == ["sm_90", "compute_90"]
+
+
+@needs_nvrtc
+def test_source_may_be_bytes():
+    _assert_cubin(nvrtc_compile(KERNEL.encode(), arch="90", extra_opts=["-DVALUE=3"]), "sm_90")
+
+
+@needs_nvrtc
+def test_compile_error_carries_the_log_and_location():
+    source = (
+        'extern "C" __global__ void broken(int* out) {\n  out[0] = 1;\n  undefined_thing = 2;\n}\n'
+    )
+    with pytest.raises(NVRTCError) as info:
+        nvrtc_compile(source, name="broken.cu", arch="sm_90")
+    err = info.value
+    assert isinstance(err, RuntimeError)
+    assert str(err).startswith('broken.cu(3): error: identifier "undefined_thing" is undefined\n')
+    assert "NVRTC_ERROR_COMPILATION" in str(err)
+    assert "1 error detected in the compilation of" in err.log
+    assert err.log.rstrip() in str(err), "the message carries the full log"
+    assert "-arch=sm_90" in err.options and "--std=c++17" in err.options
+
+
+@needs_nvrtc
+def test_invalid_option_is_reported():
+    with pytest.raises(NVRTCError, match=r"^nvrtc: error: .*--gpu-architecture") as info:
+        nvrtc_compile(KERNEL, arch="sm_999", extra_opts=["-DVALUE=1"])
+    assert "NVRTC_ERROR_INVALID_OPTION" in str(info.value)
+
+
+@needs_nvrtc
+def test_include_paths(tmp_path):
+    (tmp_path / "fill_value.h").write_text("#define VALUE 4242\n")
+    source = '#include "fill_value.h"\n' + KERNEL
+    ptx = nvrtc_compile(source, arch="sm_90", include_paths=[str(tmp_path)], output="ptx")
+    assert b"4242" in ptx
+    with pytest.raises(NVRTCError, match=r'cannot open source file "fill_value.h"'):
+        nvrtc_compile(source, arch="sm_90")
+
+
+@needs_nvrtc
+def test_arch_none_uses_the_current_device(monkeypatch):
+    import tvm_ffi._cuda_driver as driver
+
+    monkeypatch.setattr(driver, "compute_capabilities", lambda: [(8, 0), (9, 0)])
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # device 0 is then current
+    _assert_cubin(nvrtc_compile(KERNEL, extra_opts=["-DVALUE=1"]), "sm_80")
+
+
+def test_arch_none_without_a_device(monkeypatch):
+    import tvm_ffi._cuda_driver as driver
+
+    monkeypatch.setattr(driver, "compute_capabilities", lambda: [])
+    with pytest.raises(
+        RuntimeError, match=r'^nvrtc_compile: no CUDA device found; pass arch="sm_90"$'
+    ):
+        nvrtc_compile(KERNEL)
+
+
+@pytest.mark.parametrize("arch", ["sm_9x", "sm90", "ampere", "", (9,), (9, 10), 7, True, 9.0])
+def test_bad_arch_message(arch):
+    expected = (
+        'nvrtc_compile: arch must look like "sm_90", "sm_90a", "compute_90", "90" or (9, 0) '
+        f"(got {arch!r})"
+    )
+    with pytest.raises(ValueError) as info:
+        nvrtc_compile(KERNEL, arch=arch)
+    assert str(info.value) == expected
+
+
+def test_arch_list_needs_fatbin():
+    with pytest.raises(ValueError, match=r"^nvrtc_compile: a list of archs needs output='fatbin'"):
+        nvrtc_compile(KERNEL, arch=["sm_80", "sm_90"])
+
+
+def test_bad_output():
+    with pytest.raises(
+        ValueError,
+        match=r"^nvrtc_compile: output must be one of \('cubin', 'ptx', 'fatbin'\) \(got 'elf'\)$",
+    ):
+        nvrtc_compile(KERNEL, arch="sm_90", output="elf")
+
+
+def test_missing_bindings_name_the_packages(monkeypatch):
+    # None in sys.modules makes the import fail as if the package were not installed.
+    for name in ("cuda", "cuda.bindings", "cuda.bindings.nvrtc", "cuda.nvrtc"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=r"pip install cuda-bindings nvidia-cuda-nvrtc$"):
+        nvrtc_compile(KERNEL, arch="sm_90")
+
+
+def test_import_is_lazy():
+    assert "cuda" not in vars(nvrtc_mod)
+    assert nvrtc_mod.__all__ == ["NVRTCError", "nvrtc_compile"]

@@ -1,0 +1,307 @@
+"""Calling exported functions: every argument and result type, errors and their messages."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import re
+
+import pytest
+
+import tvm_ffi
+
+SOURCE = r"""
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
+
+using tvm::ffi::Bytes;
+using tvm::ffi::String;
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_int, [](int64_t x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_u8, [](uint8_t x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_double, [](double x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_float, [](float x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_bool, [](bool x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_string, [](String x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_std_string, [](std::string x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_bytes, [](Bytes x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_optional, [](std::optional<int64_t> x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_vector, [](std::vector<int64_t> x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_nested,
+                              [](std::vector<std::vector<std::string>> x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_tuple,
+                              [](std::tuple<int64_t, std::string, double> x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_pointer, [](void* p) { return p; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(add, [](int64_t a, int64_t b) { return a + b; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(nothing, []() {});
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(byte_length, [](Bytes b) { return static_cast<int64_t>(b.size()); });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(sum_many, [](int64_t a0, int64_t a1, int64_t a2, int64_t a3,
+                                           int64_t a4, int64_t a5, int64_t a6, int64_t a7,
+                                           int64_t a8, int64_t a9, int64_t a10, int64_t a11,
+                                           int64_t a12, int64_t a13, int64_t a14, int64_t a15,
+                                           int64_t a16, int64_t a17, int64_t a18, int64_t a19) {
+  return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11 + a12 + a13 + a14 + a15 +
+         a16 + a17 + a18 + a19;
+});
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(raise_kind, [](std::string kind, std::string message) {
+  if (kind == "RuntimeError") TVM_FFI_THROW(RuntimeError) << message;
+  if (kind == "ValueError") TVM_FFI_THROW(ValueError) << message;
+  if (kind == "TypeError") TVM_FFI_THROW(TypeError) << message;
+  if (kind == "IndexError") TVM_FFI_THROW(IndexError) << message;
+  if (kind == "KeyError") TVM_FFI_THROW(KeyError) << message;
+  if (kind == "AttributeError") TVM_FFI_THROW(AttributeError) << message;
+  if (kind == "NotImplementedError") TVM_FFI_THROW(NotImplementedError) << message;
+  if (kind == "MemoryError") TVM_FFI_THROW(MemoryError) << message;
+});
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(check_positive, [](int64_t x) {
+  TVM_FFI_CHECK(x > 0, ValueError) << "x must be positive, got " << x;
+  return x;
+});
+"""
+
+# Hand-written entries for what the macro never produces: an unknown error kind, a result
+# type Python has no equivalent for, a failure without error info.
+RAW = r"""
+#include <tvm/ffi/c_api.h>
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+struct Owner { TVMFFIObject header; TVMFFIErrorInfo info; };
+static void Delete(TVMFFIObject* self) { delete reinterpret_cast<Owner*>(self); }
+
+#define BEGIN(NAME)                                                                      \
+  static TVMFFIFunctionInfo info_##NAME = {TVM_FFI_ABI_VERSION, 0, #NAME, #NAME "()"};   \
+  EXPORT int __tvm_ffi_##NAME(const TVMFFICallContext*, const TVMFFIAny*, int32_t n,     \
+                              TVMFFIResult* r) {                                         \
+    r->owner = 0;                                                                        \
+    if (n == TVM_FFI_QUERY_INFO) {                                                       \
+      r->value.type_code = kTVMFFIOpaquePtr;                                             \
+      r->value.v_ptr = &info_##NAME;                                                     \
+      return 0;                                                                          \
+    }
+#define END }
+
+BEGIN(odd_kind)
+  Owner* o = new Owner{{Delete}, {"FancyError", "something odd", "", 0}};
+  r->owner = &o->header;
+  r->value.type_code = kTVMFFIError;
+  r->value.v_ptr = &o->info;
+  return -1;
+END
+
+BEGIN(returns_tensor)
+  r->value.type_code = kTVMFFIDLTensorPtr;
+  r->value.v_ptr = 0;
+  return 0;
+END
+
+BEGIN(fails_silently)
+  r->value.type_code = kTVMFFINone;
+  return -1;
+END
+"""
+
+ERROR_KINDS = [
+    RuntimeError,
+    ValueError,
+    TypeError,
+    IndexError,
+    KeyError,
+    AttributeError,
+    NotImplementedError,
+    MemoryError,
+]
+
+
+@pytest.fixture(scope="module")
+def mod(build_library):
+    return tvm_ffi.load_module(build_library("calls", SOURCE))
+
+
+@pytest.fixture(scope="module")
+def raw(build_library):
+    return tvm_ffi.load_module(build_library("raw_calls", RAW))
+
+
+@pytest.mark.parametrize("value", [0, 1, -1, 2**63 - 1, -(2**63)])
+def test_int_round_trip(mod, value):
+    assert mod.echo_int(value) == value
+    assert type(mod.echo_int(value)) is int
+
+
+def test_int_too_large_for_int64(mod):
+    with pytest.raises(OverflowError, match=r"^echo_int\(\) argument 1: int does not fit in 64"):
+        mod.echo_int(2**63)
+
+
+def test_int_range_checked_by_callee(mod):
+    assert mod.echo_u8(255) == 255
+    with pytest.raises(ValueError, match=r"^echo_u8\(\) argument 1 "):
+        mod.echo_u8(256)
+
+
+@pytest.mark.parametrize("value", [0.0, -2.5, 1e300, math.inf])
+def test_float_round_trip(mod, value):
+    assert mod.echo_double(value) == value
+    assert type(mod.echo_double(value)) is float
+
+
+def test_float_nan_and_single_precision(mod):
+    assert math.isnan(mod.echo_double(math.nan))
+    assert mod.echo_float(0.1) == pytest.approx(0.1, rel=1e-7)
+
+
+def test_bool_round_trip(mod):
+    assert mod.echo_bool(True) is True
+    assert mod.echo_bool(False) is False
+
+
+@pytest.mark.parametrize("value", ["", "hello", "héllo wörld ✓", "a\x00b", "x" * 10000])
+def test_str_round_trip(mod, value):
+    assert mod.echo_string(value) == value
+    assert mod.echo_std_string(value) == value
+
+
+def test_lone_surrogate_is_rejected(mod):
+    with pytest.raises(UnicodeEncodeError):
+        mod.echo_string("\ud800")
+
+
+@pytest.mark.parametrize("value", [b"", b"abc", b"\x00\x01\xff\x00", bytes(range(256)) * 40])
+def test_bytes_round_trip(mod, value):
+    assert mod.echo_bytes(value) == value
+    assert type(mod.echo_bytes(value)) is bytes
+
+
+def test_bytearray_is_bytes(mod):
+    assert mod.echo_bytes(bytearray(b"a\x00b")) == b"a\x00b"
+    assert mod.byte_length(bytearray(5)) == 5
+
+
+def test_optional(mod):
+    assert mod.echo_optional(None) is None
+    assert mod.echo_optional(7) == 7
+
+
+def test_vector_from_list_and_tuple(mod):
+    assert mod.echo_vector([1, 2, 3]) == [1, 2, 3]
+    assert mod.echo_vector((4, 5)) == [4, 5]
+    assert mod.echo_vector([]) == []
+
+
+def test_nested_vector(mod):
+    value = [["a", "b"], [], ["c"]]
+    assert mod.echo_nested(value) == value
+
+
+def test_tuple(mod):
+    assert mod.echo_tuple((1, "two", 3.5)) == (1, "two", 3.5)
+    assert mod.echo_tuple([1, "two", 3.5]) == (1, "two", 3.5)
+
+
+def test_void_returns_none(mod):
+    assert mod.nothing() is None
+
+
+def test_many_arguments_beyond_the_inline_buffer(mod):
+    values = list(range(1, 21))
+    assert mod.sum_many(*values) == sum(values)
+
+
+def test_subclasses_and_numeric_protocols(mod):
+    np = pytest.importorskip("numpy")
+
+    class MyInt(int):
+        pass
+
+    class MyStr(str):
+        pass
+
+    assert mod.echo_int(MyInt(5)) == 5
+    assert mod.echo_int(np.int64(-3)) == -3
+    assert mod.echo_double(np.float64(2.5)) == 2.5
+    assert mod.echo_double(np.float32(0.5)) == 0.5
+    assert mod.echo_string(MyStr("sub")) == "sub"
+
+
+def test_ctypes_pointer(mod):
+    assert mod.echo_pointer(ctypes.c_void_p(0x1234)) == 0x1234
+    assert mod.echo_pointer(ctypes.c_void_p(None)) is None
+
+
+def test_keyword_arguments_are_rejected(mod):
+    with pytest.raises(TypeError, match=r"^add\(\) takes no keyword arguments$"):
+        mod.add(1, b=2)
+
+
+def test_wrong_argument_type_names_function_position_and_type(mod):
+    with pytest.raises(TypeError, match=r"^add\(\) argument 2 must be int, not str$"):
+        mod.add(1, "2")
+
+    class Custom:
+        pass
+
+    with pytest.raises(TypeError, match=r"^add\(\) argument 1 must be int, not Custom$"):
+        mod.add(Custom(), 2)
+    with pytest.raises(TypeError, match=r"^echo_string\(\) argument 1 must be str, not bytes$"):
+        mod.echo_string(b"x")
+
+
+def test_wrong_argument_count(mod):
+    with pytest.raises(TypeError, match=r"^add\(\) takes 2 arguments \(3 given\)$"):
+        mod.add(1, 2, 3)
+    with pytest.raises(TypeError, match=r"^add\(\) takes 2 arguments \(0 given\)$"):
+        mod.add()
+
+
+@pytest.mark.parametrize("kind", ERROR_KINDS, ids=lambda k: k.__name__)
+def test_error_kinds_map_to_builtin_exceptions(mod, kind):
+    message = f"boom from {kind.__name__}: 100% ünïcode"
+    with pytest.raises(kind) as info:
+        mod.raise_kind(kind.__name__, message)
+    assert type(info.value) is kind
+    assert info.value.args == (message,)
+    notes = getattr(info.value, "__notes__", [])
+    assert len(notes) == 1
+    assert re.fullmatch(r"raised at .*calls\.cc:\d+", notes[0])
+
+
+def test_check_failure_message(mod):
+    assert mod.check_positive(3) == 3
+    with pytest.raises(ValueError) as info:
+        mod.check_positive(-2)
+    assert str(info.value) == "Check failed: (x > 0) is false: x must be positive, got -2"
+    assert info.value.__notes__[0].startswith("raised at ")
+
+
+def test_unknown_error_kind_is_runtime_error(raw):
+    with pytest.raises(RuntimeError, match=r"^something odd$") as info:
+        raw.odd_kind()
+    assert type(info.value) is RuntimeError
+    assert not hasattr(info.value, "__notes__")  # no file: no note
+
+
+def test_result_without_python_equivalent(raw):
+    with pytest.raises(RuntimeError, match=r"^returns_tensor\(\) returned a value of type code 6"):
+        raw.returns_tensor()
+
+
+def test_failure_without_error_info(raw):
+    with pytest.raises(RuntimeError, match=r"^fails_silently\(\) failed without reporting"):
+        raw.fails_silently()
+
+
+def test_function_metadata(mod):
+    f = mod.add
+    assert f.__name__ == "add"
+    assert f.num_args == 2
+    assert f.signature == "add(int, int) -> int"
+    assert f.__doc__ == f.signature

@@ -1,0 +1,412 @@
+"""Tensor arguments: every DLPack route (the C exchange API, versioned and legacy __dlpack__),
+views and offsets, producer lifetimes, and the stream query of the call context."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import re
+import sys
+
+import pytest
+
+import tvm_ffi
+
+np = pytest.importorskip("numpy")
+
+SOURCE = r"""
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/ffi/function.h>
+
+using tvm::ffi::TensorView;
+
+// Visits every element's address of a strided tensor (0-d included).
+template <typename F>
+void ForEach(const TensorView& t, F f) {
+  const int64_t n = t.numel();
+  const int64_t itemsize = t.dtype().bits / 8;
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t rest = flat, offset = 0;
+    for (int32_t d = t.ndim() - 1; d >= 0; --d) {
+      offset += (rest % t.size(d)) * t.stride(d);
+      rest /= t.size(d);
+    }
+    f(static_cast<char*>(t.data_ptr()) + offset * itemsize);
+  }
+}
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(describe, [](TensorView t) {
+  std::vector<int64_t> shape, strides;
+  for (int32_t d = 0; d < t.ndim(); ++d) {
+    shape.push_back(t.size(d));
+    strides.push_back(t.stride(d));
+  }
+  return std::make_tuple(static_cast<int64_t>(t.device().device_type),
+                         static_cast<int64_t>(t.device().device_id), shape, strides,
+                         static_cast<int64_t>(t.dtype().code),
+                         static_cast<int64_t>(t.dtype().bits),
+                         static_cast<int64_t>(t.dtype().lanes));
+});
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(sum_f64, [](TensorView t) {
+  double sum = 0;
+  ForEach(t, [&](char* p) { sum += *reinterpret_cast<double*>(p); });
+  return sum;
+});
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(fill_f32, [](TensorView t, double value) {
+  ForEach(t, [&](char* p) { *reinterpret_cast<float*>(p) = static_cast<float>(value); });
+});
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(numels, [](std::vector<TensorView> ts) {
+  std::vector<int64_t> out;
+  for (const TensorView& t : ts) out.push_back(t.numel());
+  return out;
+});
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(stream_of, [](TensorView, int64_t type, int64_t id) {
+  return reinterpret_cast<int64_t>(TVMFFIEnvGetStream(static_cast<int32_t>(type),
+                                                      static_cast<int32_t>(id)));
+});
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(stream_without_tensor, [](int64_t type, int64_t id) {
+  return reinterpret_cast<int64_t>(TVMFFIEnvGetStream(static_cast<int32_t>(type),
+                                                      static_cast<int32_t>(id)));
+});
+
+// ---- a fake producer of the DLPack C exchange API -----------------------------------------
+// Its tensors are a fixed float64 [1, 2, 3]; its "stream" for (type, id) is 0x5000 + 16 * type
+// + id. Declared here from the DLPack 1.3 layout, independently of the extension's copy.
+struct FakeHeader { DLPackVersion version; FakeHeader* prev_api; };
+struct FakeApi {
+  FakeHeader header;
+  void* managed_tensor_allocator;
+  int (*managed_tensor_from_py_object_no_sync)(void*, DLManagedTensorVersioned**);
+  void* managed_tensor_to_py_object_no_sync;
+  int (*dltensor_from_py_object_no_sync)(void*, DLTensor*);
+  int (*current_work_stream)(DLDeviceType, int32_t, void**);
+};
+
+static double g_data[3] = {1, 2, 3};
+static int64_t g_shape[1] = {3};
+static int64_t g_deleted = 0;
+
+static void FillFake(DLTensor* out) {
+  out->data = g_data;
+  out->device = DLDevice{kDLCPU, 0};
+  out->ndim = 1;
+  out->dtype = DLDataType{kDLFloat, 64, 1};
+  out->shape = g_shape;
+  out->strides = nullptr;
+  out->byte_offset = 0;
+}
+static int FakeToDLTensor(void*, DLTensor* out) { FillFake(out); return 0; }
+static int FakeCudaToDLTensor(void*, DLTensor* out) {
+  FillFake(out);
+  out->device = DLDevice{kDLCUDA, 0};
+  return 0;
+}
+static void FakeDeleter(DLManagedTensorVersioned* self) { ++g_deleted; delete self; }
+static int FakeToManaged(void*, DLManagedTensorVersioned** out) {
+  auto* m = new DLManagedTensorVersioned();
+  m->version = DLPackVersion{1, 3};
+  m->deleter = FakeDeleter;
+  FillFake(&m->dl_tensor);
+  *out = m;
+  return 0;
+}
+static int FakeStream(DLDeviceType type, int32_t id, void** out) {
+  *out = reinterpret_cast<void*>(static_cast<intptr_t>(0x5000 + 16 * type + id));
+  return 0;
+}
+
+static FakeApi g_direct = {{{1, 3}, nullptr}, nullptr, FakeToManaged, nullptr, FakeToDLTensor,
+                           FakeStream};
+static FakeApi g_managed_only = {{{1, 3}, nullptr}, nullptr, FakeToManaged, nullptr, nullptr,
+                                 FakeStream};
+static FakeApi g_cuda = {{{1, 3}, nullptr}, nullptr, FakeToManaged, nullptr, FakeCudaToDLTensor,
+                         FakeStream};
+static FakeApi g_future = {{{2, 0}, &g_direct.header}, nullptr, nullptr, nullptr, nullptr,
+                           nullptr};
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(fake_api, [](std::string which) -> void* {
+  if (which == "direct") return &g_direct;
+  if (which == "managed_only") return &g_managed_only;
+  if (which == "cuda") return &g_cuda;
+  return &g_future;
+});
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(fake_deleted, []() { return g_deleted; });
+"""
+
+KDL_CPU, KDL_CUDA = 1, 2
+FLOAT, INT = 2, 0
+
+
+@pytest.fixture(scope="module")
+def mod(build_library):
+    return tvm_ffi.load_module(build_library("tensors", SOURCE))
+
+
+def _fake_tensor_type(mod, which: str) -> type:
+    """A Python type whose __dlpack_c_exchange_api__ capsule points at the fake table."""
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype = ctypes.py_object
+    new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    name = b"dlpack_exchange_api"  # must outlive the capsule: kept on the class
+    capsule = new_capsule(mod.fake_api(which), name, None)
+    return type(f"Fake_{which}", (), {"__dlpack_c_exchange_api__": capsule, "_name": name})
+
+
+def _strides(a) -> list[int]:
+    return [s // a.itemsize for s in a.strides]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.arange(12, dtype=np.float64),
+        lambda: np.arange(12, dtype=np.float64).reshape(3, 4),
+        lambda: np.arange(12, dtype=np.float64).reshape(3, 4).T,  # transposed
+        lambda: np.arange(24, dtype=np.float64)[::3],  # strided
+        lambda: np.arange(24, dtype=np.float64).reshape(4, 6)[1:3, 2:5],  # offset view
+        lambda: np.array(4.5),  # 0-d
+        lambda: np.zeros((0, 3)),  # empty
+    ],
+    ids=["1d", "2d", "transposed", "strided", "offset-view", "0d", "empty"],
+)
+def test_numpy_views(mod, make):
+    a = make()
+    dev_type, dev_id, shape, strides, code, bits, lanes = mod.describe(a)
+    assert (dev_type, dev_id) == (KDL_CPU, 0)
+    assert shape == list(a.shape)
+    assert strides == _strides(a)
+    assert (code, bits, lanes) == (FLOAT, 64, 1)
+    assert mod.sum_f64(a) == pytest.approx(float(a.sum()))
+
+
+def test_numpy_dtypes(mod):
+    for dtype, code, bits in [(np.int32, INT, 32), (np.uint8, 1, 8), (np.float32, FLOAT, 32)]:
+        assert mod.describe(np.zeros(2, dtype=dtype))[4:] == (code, bits, 1)
+
+
+def test_writes_through_a_numpy_view(mod):
+    base = np.zeros((4, 6), dtype=np.float32)
+    mod.fill_f32(base[1:3, ::2], 7.0)
+    expected = np.zeros((4, 6), dtype=np.float32)
+    expected[1:3, ::2] = 7.0
+    np.testing.assert_array_equal(base, expected)
+
+
+def test_numpy_capsules_are_released(mod):
+    a = np.arange(5, dtype=np.float64)
+    gc.collect()
+    before = sys.getrefcount(a)
+    for _ in range(100):
+        mod.sum_f64(a)
+    with pytest.raises(TypeError):
+        mod.stream_of(a, "x", 0)  # a failing call releases too
+    gc.collect()
+    assert sys.getrefcount(a) == before
+
+
+def test_read_only_numpy_array(mod):
+    a = np.arange(3, dtype=np.float64)
+    a.flags.writeable = False
+    assert mod.sum_f64(a) == 3.0
+
+
+def test_producer_with_only_versioned_dlpack(mod):
+    class Wrapper:
+        def __init__(self, array):
+            self.array = array
+            self.calls = []
+
+        def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+            self.calls.append(max_version)
+            return self.array.__dlpack__(max_version=max_version)
+
+    w = Wrapper(np.arange(6, dtype=np.float64).reshape(2, 3))
+    assert mod.sum_f64(w) == 15.0
+    assert mod.describe(w)[2] == [2, 3]
+    assert w.calls == [(1, 1), (1, 1)]
+
+
+def test_producer_with_legacy_dlpack_only(mod):
+    class Legacy:
+        def __init__(self, array):
+            self.array = array
+            self.calls = 0
+
+        def __dlpack__(self, stream=None):  # no max_version: pre-1.0 protocol
+            self.calls += 1
+            return self.array.__dlpack__()
+
+    a = np.arange(4, dtype=np.float64)
+    legacy = Legacy(a)
+    before = sys.getrefcount(a)
+    assert mod.sum_f64(legacy) == 6.0
+    assert legacy.calls == 1
+    gc.collect()
+    assert sys.getrefcount(a) == before
+
+
+def test_dlpack_errors_propagate(mod):
+    class Broken:
+        def __dlpack__(self, **kwargs):
+            raise BufferError("cannot export")
+
+    class NotACapsule:
+        def __dlpack__(self, **kwargs):
+            return 42
+
+    with pytest.raises(BufferError, match=r"^cannot export$"):
+        mod.sum_f64(Broken())
+    with pytest.raises(
+        TypeError,
+        match=r"^sum_f64\(\) argument 1: .*NotACapsule.__dlpack__\(\) returned int, not a DLPack",
+    ):
+        mod.sum_f64(NotACapsule())
+
+
+def test_non_tensor_names_its_type(mod):
+    class Custom:
+        pass
+
+    with pytest.raises(TypeError, match=r"^sum_f64\(\) argument 1 must be Tensor, not Custom$"):
+        mod.sum_f64(Custom())
+    with pytest.raises(TypeError, match=r"^sum_f64\(\) argument 1 must be Tensor, not list$"):
+        mod.sum_f64([1.0])
+
+
+def test_list_of_tensors(mod):
+    arrays = [np.zeros(3), np.zeros((2, 5)), np.array(1.0)]
+    assert mod.numels(arrays) == [3, 10, 1]
+    assert mod.numels(tuple(arrays)) == [3, 10, 1]
+
+
+def test_cpu_call_reports_no_stream(mod):
+    assert mod.stream_of(np.zeros(1), KDL_CPU, 0) == 0
+
+
+@pytest.mark.parametrize("which", ["direct", "managed_only", "future"])
+def test_exchange_api_producer(mod, which):
+    Fake = _fake_tensor_type(mod, which)
+    deleted = mod.fake_deleted()
+    assert mod.sum_f64(Fake()) == 6.0
+    assert mod.describe(Fake())[2] == [3]
+    # The stream comes from the producer's current_work_stream, asked lazily.
+    assert mod.stream_of(Fake(), KDL_CUDA, 1) == 0x5000 + 16 * KDL_CUDA + 1
+    expected_deleted = 3 if which == "managed_only" else 0
+    assert mod.fake_deleted() - deleted == expected_deleted
+
+
+def test_exchange_api_answers_stream_queries_of_calls_without_tensors(mod):
+    Fake = _fake_tensor_type(mod, "direct")
+    mod.sum_f64(Fake())  # the newest exchange API seen in the process
+    assert mod.stream_without_tensor(KDL_CUDA, 3) == 0x5000 + 16 * KDL_CUDA + 3
+
+
+def test_exchange_api_subclass_is_found_through_the_type(mod):
+    Fake = _fake_tensor_type(mod, "direct")
+    Sub = type("Sub", (Fake,), {})
+    assert mod.sum_f64(Sub()) == 6.0
+
+
+def _has_libcuda() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_has_libcuda(), reason="checks the error on a machine without libcuda")
+def test_cuda_tensor_without_a_driver_is_a_clear_error(mod):
+    Fake = _fake_tensor_type(mod, "cuda")
+    message = (
+        "a CUDA tensor was passed, but the CUDA driver is unusable: "
+        "libcuda.so.1 could not be loaded"
+    )
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        mod.describe(Fake())
+
+
+# ---- torch ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+def test_torch_has_the_exchange_api(torch):
+    assert type(torch.Tensor.__dlpack_c_exchange_api__).__name__ == "PyCapsule"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t.arange(12, dtype=t.float64),
+        lambda t: t.arange(12, dtype=t.float64).reshape(3, 4).t(),
+        lambda t: t.arange(24, dtype=t.float64)[5::3],
+        lambda t: t.arange(24, dtype=t.float64).reshape(4, 6)[1:3, 2:5],
+        lambda t: t.tensor(2.5, dtype=t.float64),
+        lambda t: t.arange(12, dtype=t.float64).reshape(3, 4)[:, 1].unsqueeze(0),
+    ],
+    ids=["1d", "transposed", "offset-strided", "offset-view", "0d", "unsqueezed"],
+)
+def test_torch_cpu_views(mod, torch, make):
+    x = make(torch)
+    dev_type, dev_id, shape, strides, code, bits, lanes = mod.describe(x)
+    assert (dev_type, dev_id) == (KDL_CPU, 0)
+    assert shape == list(x.shape)
+    # Strides of size-1 dimensions carry no information; producers may normalise them.
+    assert [s for s, n in zip(strides, x.shape) if n != 1] == [
+        s for s, n in zip(x.stride(), x.shape) if n != 1
+    ]
+    assert (code, bits, lanes) == (FLOAT, 64, 1)
+    assert mod.sum_f64(x) == pytest.approx(float(x.sum()))
+
+
+def test_torch_writes_through_views(mod, torch):
+    base = torch.zeros(4, 6, dtype=torch.float32)
+    mod.fill_f32(base[1:3, ::2], 3.0)
+    expected = torch.zeros(4, 6, dtype=torch.float32)
+    expected[1:3, ::2] = 3.0
+    assert torch.equal(base, expected)
+
+
+def test_torch_never_goes_through_python_dlpack(mod, torch, monkeypatch):
+    def forbidden(self, *args, **kwargs):
+        raise AssertionError("__dlpack__ called on the hot path")
+
+    monkeypatch.setattr(torch.Tensor, "__dlpack__", forbidden)
+    x = torch.ones(5, dtype=torch.float64)
+    assert mod.sum_f64(x) == 5.0
+    assert mod.sum_f64(torch.nn.Parameter(x)) == 5.0
+
+
+def test_torch_and_numpy_mixed_in_one_list(mod, torch):
+    assert mod.numels([torch.zeros(2, 2), np.zeros(3)]) == [4, 3]
+
+
+def test_torch_tensor_refcount_is_unchanged(mod, torch):
+    x = torch.ones(3, dtype=torch.float64)
+    before = sys.getrefcount(x)
+    for _ in range(100):
+        mod.sum_f64(x)
+    assert sys.getrefcount(x) == before
+
+
+def test_torch_cpu_stream_is_null(mod, torch):
+    assert mod.stream_of(torch.zeros(1), KDL_CPU, 0) == 0
+
+
+def test_wrong_tensor_argument_count_message(mod, torch):
+    with pytest.raises(TypeError, match=re.escape("sum_f64() takes 1 argument (2 given)")):
+        mod.sum_f64(torch.zeros(1), torch.zeros(1))

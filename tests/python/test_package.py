@@ -1,0 +1,152 @@
+"""The installed package: a cheap import, `python -m tvm_ffi.config`, and the wheel's layout
+(headers and CMake files shipped inside the package)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import tvm_ffi
+from tvm_ffi import config
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = Path(tvm_ffi.__file__).resolve().parent
+
+
+def _python(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, check=False, env=env
+    )
+
+
+def test_import_is_cheap():
+    code = (
+        "import sys, tvm_ffi\n"
+        "heavy = ('torch', 'numpy', 'tvm_ffi._core', 'tvm_ffi.cpp')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "tvm_ffi.load_module\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    proc = _python("-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["[]", "['tvm_ffi._core']"]
+
+
+def test_public_names():
+    assert tvm_ffi.__all__ == ["Function", "Module", "__version__", "load_module"]
+    assert tvm_ffi.__version__ == "0.1.0"
+    assert tvm_ffi.Module.__module__ == "tvm_ffi"
+    assert tvm_ffi.Function.__module__ == "tvm_ffi"
+    with pytest.raises(AttributeError, match=r"^module 'tvm_ffi' has no attribute 'nope'$"):
+        tvm_ffi.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("module", ["tvm_ffi.config", "tvm_ffi"])
+def test_config_prints_one_line_each(module):
+    outputs = {}
+    for flag in ("--includedir", "--cmakedir", "--version"):
+        proc = _python("-m", module, flag)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert len(lines) == 1, proc.stdout
+        outputs[flag] = lines[0]
+    include = Path(outputs["--includedir"])
+    assert include.is_absolute()
+    assert (include / "tvm" / "ffi" / "c_api.h").is_file()
+    assert Path(outputs["--cmakedir"]).is_absolute()
+    assert Path(outputs["--cmakedir"]).is_dir()
+    assert outputs["--version"] == tvm_ffi.__version__
+    assert outputs["--includedir"] == config.get_include_dir()
+    assert outputs["--cmakedir"] == config.get_cmake_dir()
+
+
+def test_config_requires_exactly_one_flag():
+    assert _python("-m", "tvm_ffi.config").returncode == 2
+    assert _python("-m", "tvm_ffi.config", "--version", "--includedir").returncode == 2
+
+
+def test_config_from_a_source_checkout_uses_the_repo_folders():
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    code = "import tvm_ffi.config as c; print(c.__file__); print(c.get_include_dir())"
+    proc = _python("-c", code, env=env)
+    assert proc.returncode == 0, proc.stderr
+    where, include = proc.stdout.splitlines()
+    assert Path(where).resolve().parent == REPO / "python" / "tvm_ffi"
+    assert include == str(REPO / "include")
+
+
+def _repo_files(folder: str) -> list[str]:
+    root = REPO / folder
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
+
+
+@pytest.mark.skipif(
+    PACKAGE == REPO / "python" / "tvm_ffi",
+    reason="editable install: the package uses the repo's include/ and cmake/ directly",
+)
+def test_installed_package_ships_headers_and_cmake():
+    for folder, copy in (
+        ("include", PACKAGE / "include"),
+        ("cmake", PACKAGE / "share/cmake/tvm_ffi"),
+    ):
+        for rel in _repo_files(folder):
+            assert (copy / rel).is_file(), f"{copy / rel} missing from the installed package"
+            assert not (copy / rel).is_symlink()
+    assert config.get_include_dir() == str(PACKAGE / "include")
+
+
+def _can_build_offline() -> bool:
+    if importlib.util.find_spec("pybind11") is None:
+        return False
+    import setuptools
+
+    return int(setuptools.__version__.split(".")[0]) >= 64
+
+
+def test_wheel_layout(tmp_path):
+    """`pip wheel .` ships include/ and cmake/ inside the package, new files included."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md"):
+        shutil.copy2(REPO / name, src / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.egg-info", "include", "share")
+    shutil.copytree(REPO / "python", src / "python", ignore=ignore)
+    shutil.copytree(REPO / "src", src / "src", ignore=ignore)
+    shutil.copytree(REPO / "include", src / "include")
+    shutil.copytree(REPO / "cmake", src / "cmake")
+    # Files that did not exist when setup.py was written must ship too.
+    (src / "include" / "tvm" / "ffi" / "zz_added_later.h").write_text("// new\n")
+    (src / "cmake" / "zz_added_later.cmake").write_text("# new\n")
+
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist")]
+    if _can_build_offline():
+        cmd.append("--no-build-isolation")
+    proc = subprocess.run([*cmd, str(src)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    (wheel,) = (tmp_path / "dist").glob("tvm_ffi_cubin-0.1.0-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = zf.read(metadata).decode()
+    for rel in [*_repo_files("include"), "tvm/ffi/zz_added_later.h"]:
+        assert f"tvm_ffi/include/{rel}" in names
+    for rel in [*_repo_files("cmake"), "zz_added_later.cmake"]:
+        assert f"tvm_ffi/share/cmake/tvm_ffi/{rel}" in names
+    assert any(n.startswith("tvm_ffi/_core.") and n.endswith(".so") for n in names)
+    assert {"tvm_ffi/__init__.py", "tvm_ffi/config.py", "tvm_ffi/__main__.py"} <= names
+    assert "Name: tvm-ffi-cubin" in meta
+    assert "Version: 0.1.0" in meta
+    assert "Requires-Dist: ninja" in meta
+    assert 'Requires-Dist: torch==2.13.0; extra == "test"' in meta
