@@ -134,10 +134,8 @@ def run_child(mode: str, lib: str) -> dict:
                 raise RuntimeError(f"{mode}: launch_k0 did not compute x * 2 (wrong result)")
             res["start"], res["exit"] = t0, t_exit
             return res
-    tail = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
-    raise RuntimeError(
-        f"{mode} process exited {proc.returncode}: {tail[-1] if tail else 'no output'}"
-    )
+    reason = _ref.failure_reason(proc.stderr + "\n" + proc.stdout)
+    raise RuntimeError(f"{mode} process exited {proc.returncode}: {reason}")
 
 
 def child_metrics(res: dict) -> dict:

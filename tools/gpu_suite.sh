@@ -24,9 +24,14 @@ memcheck_rc=0
 [ -n "${SKIP_MEMCHECK:-}" ] && echo "memcheck skipped (SKIP_MEMCHECK set)" >"$LOG/memcheck.log"
 for target in tests/python/gpu/test_cubin_launcher.py examples/cubin_launcher/example_*.py; do
   [ -e "$target" ] && [ -z "${SKIP_MEMCHECK:-}" ] || continue
-  if [[ $target == tests/* ]]; then cmd=($PY -m pytest "$target" -q -p no:cacheprovider -x);
-  else cmd=($PY "$target"); fi
-  compute-sanitizer --tool memcheck --error-exitcode 99 --target-processes all \
+  # The launcher tests provoke CUDA API errors on purpose (missing kernel, wrong arch,
+  # oversized block, parameter-count probing): count only memory errors there.
+  if [[ $target == tests/* ]]; then
+    cmd=($PY -m pytest "$target" -q -p no:cacheprovider); api=(--report-api-errors no)
+  else
+    cmd=($PY "$target"); api=()
+  fi
+  compute-sanitizer --tool memcheck "${api[@]}" --error-exitcode 99 --target-processes all \
     "${cmd[@]}" >>"$LOG/memcheck.log" 2>&1
   rc=$?
   echo "memcheck $target: rc=$rc" | tee -a "$LOG/memcheck.log"

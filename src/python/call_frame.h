@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "cuda_guard.h"
-
 #include "dlpack_exchange.h"
 
 namespace tvm_ffi_py {
@@ -33,9 +32,9 @@ struct CallFrame {
   // Exchange API of the first tensor argument that had one: its current_work_stream
   // answers the callee's stream query.
   const ExchangeApi* stream_api = nullptr;
-  int32_t cuda_device = -1;   // device of the first CUDA tensor argument, -1 when none
+  int32_t cuda_device = -1;          // device of the first CUDA tensor argument, -1 when none
   CudaDeviceGuard* guard = nullptr;  // switched by stream queries, restored after the call
-  bool stream_error = false;  // get_stream failed and left a Python error to raise
+  bool stream_error = false;         // get_stream failed and left a Python error to raise
   std::vector<Cleanup> cleanups;
   std::vector<std::unique_ptr<TVMFFIAny[]>> arrays;       // storage of list/tuple args
   std::vector<std::unique_ptr<DLTensor>> nested_tensors;  // tensors inside list/tuple args

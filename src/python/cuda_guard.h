@@ -19,8 +19,12 @@ class CudaDeviceGuard {
     if (switched_) Restore();
   }
 
-  /*! \brief Make `device`'s primary context current. False with a Python error set. */
-  bool Enter(int32_t device);
+  /*!
+   * \brief Make `device`'s primary context current. False with a Python error set.
+   * With require_driver false, a missing driver makes this a no-op (a stream query from a
+   * process without CUDA, answered by a producer that is not a real CUDA library).
+   */
+  bool Enter(int32_t device, bool require_driver = true);
 
  private:
   void Restore();

@@ -228,7 +228,7 @@ void* GetStreamForCall(void* handle, int32_t device_type, int32_t device_id) {
   // A NULL (default) stream carries no device, and a launch on it goes to the current
   // context: asking for device d's stream makes d current for the rest of the call, so a
   // wrapper that handles tensors of several devices launches each on its own device.
-  if (device_type == kDLCUDA && frame->guard != nullptr && !frame->guard->Enter(device_id)) {
+  if (device_type == kDLCUDA && frame->guard != nullptr && !frame->guard->Enter(device_id, false)) {
     frame->stream_error = true;
     return nullptr;
   }

@@ -1,7 +1,11 @@
 // tvm::ffi::Error, TVM_FFI_THROW and TVM_FFI_CHECK.
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/string.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -135,4 +139,71 @@ TEST(constructed_directly_and_copied) {
   Error bare("RuntimeError", "oops");
   EXPECT_EQ(bare.file(), std::string(""));
   EXPECT_EQ(bare.line(), 0);
+}
+
+// The builder appends into a std::string instead of an ostringstream (to keep <sstream> out of
+// the headers); what it prints must be exactly what std::ostream prints.
+template <typename T>
+static void ExpectStreamsLikeOstream(const T& value) {
+  std::ostringstream expected;
+  expected << "<" << value << ">";
+  try {
+    TVM_FFI_THROW(ValueError) << "<" << value << ">";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), expected.str());
+    return;
+  }
+}
+
+enum Color { kRed = 2 };
+
+TEST(streams_like_ostream) {
+  ExpectStreamsLikeOstream(0);
+  ExpectStreamsLikeOstream(-7);
+  ExpectStreamsLikeOstream(std::numeric_limits<int64_t>::min());
+  ExpectStreamsLikeOstream(std::numeric_limits<uint64_t>::max());
+  ExpectStreamsLikeOstream(static_cast<short>(-3));
+  ExpectStreamsLikeOstream(static_cast<unsigned short>(65535));
+  ExpectStreamsLikeOstream(size_t{12345});
+  ExpectStreamsLikeOstream(1.5);
+  ExpectStreamsLikeOstream(0.1f);
+  ExpectStreamsLikeOstream(1e300);
+  ExpectStreamsLikeOstream(-2.5e-7);
+  ExpectStreamsLikeOstream(123456789.0);
+  ExpectStreamsLikeOstream(static_cast<long double>(3.25));
+  ExpectStreamsLikeOstream(std::numeric_limits<double>::infinity());
+  ExpectStreamsLikeOstream(std::nan(""));
+  ExpectStreamsLikeOstream(true);
+  ExpectStreamsLikeOstream(false);
+  ExpectStreamsLikeOstream('x');
+  ExpectStreamsLikeOstream(static_cast<int8_t>('A'));  // a character, as ostream prints it
+  ExpectStreamsLikeOstream(static_cast<uint8_t>('B'));
+  ExpectStreamsLikeOstream(kRed);
+  ExpectStreamsLikeOstream("literal");
+  const char* c_str = "c string";
+  ExpectStreamsLikeOstream(c_str);
+  char buffer[] = "mutable";
+  ExpectStreamsLikeOstream(static_cast<char*>(buffer));
+  ExpectStreamsLikeOstream(std::string("with\0nul", 8));
+  ExpectStreamsLikeOstream(std::string_view("view"));
+  ExpectStreamsLikeOstream(tvm::ffi::String("ffi string"));
+  ExpectStreamsLikeOstream(tvm::ffi::Bytes(std::string("ffi\0bytes", 9)));
+  int local = 0;
+  ExpectStreamsLikeOstream(&local);
+  ExpectStreamsLikeOstream(static_cast<const void*>(&local));
+  ExpectStreamsLikeOstream(static_cast<void*>(nullptr));
+}
+
+TEST(error_copies_share_and_outlive_the_original) {
+  Error* original = new Error("KeyError", "k", "f.cc", 3);
+  Error copy = *original;
+  Error assigned("RuntimeError", "other");
+  assigned = copy;
+  delete original;
+  EXPECT_EQ(copy.message(), std::string("k"));
+  EXPECT_EQ(assigned.kind(), std::string("KeyError"));
+  EXPECT_EQ(std::string(assigned.what()), std::string("KeyError: k"));
+  Error moved = std::move(copy);  // a copy: the source stays usable
+  EXPECT_EQ(copy.message(), std::string("k"));
+  EXPECT_EQ(moved.line(), 3);
 }

@@ -5,11 +5,14 @@ No timing is asserted anywhere: the numbers below are made up.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import importlib
 import json
 import shutil
 import subprocess
 import sys
+import types
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,7 +30,7 @@ def bench():
     """The benchmark modules, imported the way the scripts import each other."""
     sys.path.insert(0, str(BENCH))
     try:
-        names = ("_common", "_ref", "_sources", "_jit_worker", *SCRIPTS)
+        names = ("_common", "_ref", "_sources", "_jit_worker", "_interleave", *SCRIPTS)
         yield {name: importlib.import_module(name) for name in names}
     finally:
         sys.path.remove(str(BENCH))
@@ -114,26 +117,34 @@ def test_call_overhead_report(bench):
     json.loads(json.dumps(report, default=str))
 
 
-def _launch_rows(bench, ours_us):
+def okl(bench, samples):
+    """An ok row as launch_overhead makes them: with p10/p90."""
+    return bench["_common"].ok_row("x", samples, **bench["_interleave"].spread(samples))
+
+
+def _launch_rows(bench, ours_us, ref_floor=None):
     rows = {
-        "cpp_rt_launch_3": ok(bench, [2.0, 2.1, 1.9]),
-        "cpp_rt_library_launch_3": ok(bench, [2.1]),
-        "cpp_drv_launch_3": ok(bench, [2.0]),
-        "cpp_drv_launch_ex_3": ok(bench, [2.05]),
-        "ours_launch3": ok(bench, [ours_us]),
-        "ref_launch3": ok(bench, [3.4]),
-        "triton3": ok(bench, [13.0]),
-        "cupy3": ok(bench, [5.7]),
+        "cpp_rt3": okl(bench, [2.0, 2.1, 1.9]),
+        "cpp_rt_static3": okl(bench, [2.05]),
+        "cpp_drv3": okl(bench, [1.9]),
+        "cpp_drv_ex3": okl(bench, [2.05]),
+        "ours_launch3": okl(bench, [ours_us]),
+        "ours_launch3_null": okl(bench, [ours_us + 0.1]),
+        "ref_launch3": okl(bench, [3.4]),
+        "triton3": okl(bench, [13.0]),
+        "cupy3": okl(bench, [5.7]),
         "cuda_core3": na(bench, "ImportError: No module named 'cuda.core'"),
-        "torch_add": ok(bench, [4.0]),
-        "cpp_rt_launch_16": ok(bench, [2.3]),
-        "ours_launch16": ok(bench, [2.9]),
-        "cpp_rt_launch_ex_attrs_3": ok(bench, [2.4]),
-        "ours_attrs3": ok(bench, [2.6]),
-        "ours_nolaunch": ok(bench, [0.2]),
-        "python_def": ok(bench, [0.04]),
-        "cpp_end_rt_launch_3": ok(bench, [2.02]),
+        "torch_add": okl(bench, [4.0]),
+        "cpp_rt16": okl(bench, [2.3]),
+        "ours_launch16": okl(bench, [2.9]),
+        "cpp_rt_attrs3": okl(bench, [2.4]),
+        "ours_attrs3": okl(bench, [2.6]),
+        "ours_nolaunch": okl(bench, [0.2]),
+        "ours_getstream": okl(bench, [0.25]),
+        "python_def": okl(bench, [0.04]),
     }
+    if ref_floor is not None:
+        rows["ref_floor_rt3"] = okl(bench, [ref_floor])
     return {
         "params": bench["launch_overhead"].params(True),
         "rows": rows,
@@ -148,23 +159,39 @@ def test_launch_overhead_report(bench):
     report = mod.make_report(_launch_rows(bench, 2.2), "quick", FAKE_ENV)
     text = c.render_report(report)
     for label in (
-        "C++ cudaLaunchKernel (floor)",
+        "C++ cudaLaunchKernel, cudaKernel_t from cudaLibraryLoadData (floor)",
+        "C++ cuLaunchKernel, CUkernel from cuLibraryLoadData",
+        "same on the default (NULL) stream",
         "Triton @triton.jit launcher",
         "CuPy RawKernel",
         "cuda.core launch",
         "torch x.add_(1)",
         "LaunchConfig SetCluster + PDL",
+        "binding + TVMFFIEnvGetStream",
+        "p10-p90 us",
     ):
         assert label in text
     assert "+0.200" in text  # 2.2 - 2.0 vs the section's floor
     assert "+0.600" in text  # 16 args: 2.9 - 2.3
+    assert "1.920-2.080" in text  # the floor's p10-p90 (3 samples, interpolated)
+    assert "TVMFFIEnvGetStream: +0.050" in text
+    assert "CubinKernel::Launch: +1.950 (C++ cuLaunchKernel loop: 1.900)" in text
     assert "n/a (ImportError: No module named 'cuda.core')" in text
+    assert "vs this process's floor (its own floor not measured)" in text
     assert "(<= +0.3: MET); fastest Python launcher: MET" in text
-    assert "re-run at the end: 2.020 us" in text
     assert text.splitlines()[-1].startswith("note: target:")
 
     missed = c.render_report(mod.make_report(_launch_rows(bench, 3.5), "quick", FAKE_ENV))
     assert "(<= +0.3: MISSED); fastest Python launcher: MISSED (ref 3.400 us)" in missed
+
+
+def test_reference_is_compared_on_its_own_floor(bench):
+    mod, c = bench["launch_overhead"], bench["_common"]
+    # The reference's process measured 3.4 over its own floor of 2.4: +1.0, i.e. 3.0 here.
+    text = c.render_report(mod.make_report(_launch_rows(bench, 3.1, 2.4), "quick", FAKE_ENV))
+    assert "vs its own in-process floor (2.400 us)" in text
+    assert "+1.000" in text
+    assert "fastest Python launcher: MISSED (ref 3.000 us, floor-adjusted)" in text
 
 
 def test_launch_overhead_report_without_floor(bench):
@@ -174,6 +201,151 @@ def test_launch_overhead_report_without_floor(bench):
     assert "n/a (not run)" in text
     assert "not measured" in text
     assert "C++ floor failed: nvcc" in text
+
+
+def test_launch_overhead_drift_note(bench):
+    mod = bench["launch_overhead"]
+    rows = {"cpp_rt3": ok(bench, [2.0, 2.2, 2.0, 3.0, 3.2, 3.0])}
+    assert mod.drift_notes(rows) == [
+        "drift check: C++ cudaLaunchKernel floor median 2.000 us over the first half of "
+        "the rounds, 3.000 us over the second"
+    ]
+    assert mod.drift_notes({}) == []
+
+
+class _FakeTensor:
+    def __init__(self, i):
+        self.i = i
+
+    def data_ptr(self):
+        return 0x1000 + 16 * self.i
+
+    def add_(self, value):
+        pass
+
+
+def _fake_torch(log):
+    """Just what launch_overhead touches of torch, recording the streams made current."""
+    tensors = iter(range(10**6))
+
+    @contextlib.contextmanager
+    def stream(s):
+        log.append(("stream", s))
+        yield
+
+    cuda = types.SimpleNamespace(
+        is_available=lambda: True,
+        init=lambda: None,
+        Stream=lambda: types.SimpleNamespace(cuda_stream=0xABC),
+        stream=stream,
+        default_stream=lambda: "default",
+        synchronize=lambda: None,
+        get_device_capability=lambda: (9, 0),
+        current_device=lambda: 0,
+    )
+    return types.SimpleNamespace(cuda=cuda, rand=lambda n, device: _FakeTensor(next(tensors)))
+
+
+class _FakeCpp:
+    """tvm_ffi.cpp with modules whose functions count their calls."""
+
+    def __init__(self, floor_loops):
+        self.floor_loops = floor_loops
+        self.built, self.setup, self.calls = [], None, collections.Counter()
+
+    def build_inline(self, name, **kwargs):
+        self.built.append(name)
+        return name
+
+    def _fn(self, name):
+        return lambda *args: self.calls.update([name])
+
+    def load_inline(self, name, **kwargs):
+        if name == "bench_launch_floor":
+            fns = {fn: (lambda n, fn=fn: self.calls.update({fn: n})) for fn in self.floor_loops}
+            return types.SimpleNamespace(
+                floor_setup=lambda *args: setattr(self, "setup", args), **fns
+            )
+        if name == "bench_launch_attrs":
+            raise RuntimeError("ninja exited with status 1")
+        names = ("launch3", "launch16", "nolaunch", "getstream")
+        return types.SimpleNamespace(**{n: self._fn(n) for n in names})
+
+
+def test_launch_overhead_collect_on_fakes(bench, monkeypatch, tmp_path):
+    """The whole of collect() on a CPU: fake torch and tvm_ffi.cpp, no Triton/CuPy/cuda.core,
+    a fake apache-tvm-ffi worker. Checks the wiring (streams, floors, n/a rows), not timing."""
+    mod, c, r = bench["launch_overhead"], bench["_common"], bench["_ref"]
+    log, cpp = [], _FakeCpp(tuple(bench["_sources"].FLOOR_LOOPS))
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(log))
+    for missing in ("triton", "_triton_kernels", "cupy", "cuda"):
+        monkeypatch.setitem(sys.modules, missing, None)
+    monkeypatch.setattr(c, "cuda_arch", lambda: "sm_90")
+    monkeypatch.setattr(mod, "build_cubin", lambda wd, arch: wd / "k.cubin")
+    (tmp_path / "k.cubin").write_bytes(b"fake cubin")
+    monkeypatch.setattr(r, "import_impl", lambda impl: types.SimpleNamespace(__version__="0.1.0"))
+    monkeypatch.setattr(r, "import_cpp", lambda: cpp)
+    monkeypatch.setattr(r, "resolve_ref", lambda args: ("/fake/ref", "fake.whl"))
+    p = {"launches": 3, "rounds": 5, "warmup_rounds": 2}
+    monkeypatch.setattr(mod, "params", lambda quick: p)
+    worker_calls = []
+
+    def fake_ref(args, ref_dir, cubin_path, workdir, *, build_only):
+        worker_calls.append(build_only)
+        if build_only:
+            return {"version": "0.1.15", "failures": {}}
+        rows = {k: c.ok_row(k, [3.0]) for k in mod.REF_KEYS}
+        return {"version": "0.1.15", "rows": rows}
+
+    monkeypatch.setattr(mod, "run_ref", fake_ref)
+
+    raw = mod.collect(mod.parse_args(["--quick"]), tmp_path)
+    rows = raw["rows"]
+    assert worker_calls == [True, False]  # pre-build beside ours, measured after ours
+    assert sorted(cpp.built) == ["bench_launch", "bench_launch_attrs", "bench_launch_floor"]
+    assert cpp.setup[:2] == (str(tmp_path / "k.cubin"), 0xABC) and len(cpp.setup) == 17
+    for key in (*mod.FLOOR_ROWS, "ours_launch3", "ours_launch3_null", "ours_launch16"):
+        assert rows[key]["status"] == "ok" and rows[key]["n"] == p["rounds"], key
+    for key in ("ours_nolaunch", "ours_getstream", "torch_add", "python_def"):
+        assert rows[key]["status"] == "ok", key
+    per_batch = p["launches"] * (p["rounds"] + p["warmup_rounds"])
+    assert cpp.calls["launch3"] == 2 * per_batch  # the torch-stream row and the NULL one
+    assert cpp.calls["floor_cuda_launch_kernel"] == per_batch  # one call of n launches each
+    # The torch stream is current for everything; the NULL row enters the default one.
+    assert log[0] == ("stream", types.SimpleNamespace(cuda_stream=0xABC))
+    assert log.count(("stream", "default")) == p["rounds"] + p["warmup_rounds"]
+    assert rows["ours_attrs3"]["reason"] == "RuntimeError: ninja exited with status 1"
+    for key in ("triton3", "cupy16", "cuda_core3"):
+        assert rows[key]["status"] == "n/a", key
+        assert rows[key]["reason"].startswith("ModuleNotFoundError: "), key
+    assert rows["ref_launch3"]["median"] == 3.0 and raw["versions"]["ref"] == "0.1.15"
+    assert raw["notes"][-1].startswith("drift check: C++ cudaLaunchKernel floor median")
+    text = c.render_report(mod.make_report(raw, "quick", FAKE_ENV))
+    assert text.splitlines()[-1].startswith("note: target: this project")
+
+
+def test_launch_overhead_ref_worker_on_fakes(bench, monkeypatch, tmp_path, capsys):
+    """The apache-tvm-ffi worker's two modes, on a fake torch and tvm_ffi.cpp."""
+    mod, r = bench["launch_overhead"], bench["_ref"]
+    cpp = _FakeCpp(tuple(bench["_sources"].FLOOR_LOOPS))
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch([]))
+    monkeypatch.setattr(r, "import_impl", lambda impl: types.SimpleNamespace(__version__="0.1.15"))
+    monkeypatch.setattr(r, "import_cpp", lambda: cpp)
+    monkeypatch.setattr(
+        mod, "params", lambda quick: {"launches": 2, "rounds": 3, "warmup_rounds": 1}
+    )
+    (tmp_path / "k.cubin").write_bytes(b"fake cubin")
+    argv = ["--worker", "ref", "--cubin", str(tmp_path / "k.cubin"), "--quick"]
+
+    mod.main([*argv, "--build-only"])
+    built = json.loads(capsys.readouterr().out.split(r.RESULT_MARKER)[-1])
+    assert built == {"version": "0.1.15", "failures": {}}
+    assert sorted(cpp.built) == ["bench_launch", "bench_launch_floor"]  # no attrs module
+
+    mod.main(argv)
+    res = json.loads(capsys.readouterr().out.split(r.RESULT_MARKER)[-1])
+    assert set(res["rows"]) == set(mod.REF_KEYS)
+    assert all(row["status"] == "ok" and row["n"] == 3 for row in res["rows"].values())
 
 
 def test_build_time_report(bench):
@@ -340,14 +512,64 @@ ninja: build stopped: subcommand failed.
     assert r.failure_reason("") == "no output"
 
 
-def test_floor_output_parsing(bench):
-    parsed = bench["_sources"].parse_floor_output(
-        "rt_launch_3 2.1 2.0 2.2\ndrv_launch_ex_3 n/a cuLibraryLoadData: CUresult 200\n\ngarbage\n"
-    )
-    assert parsed == {
-        "rt_launch_3": [2.1, 2.0, 2.2],
-        "drv_launch_ex_3": "cuLibraryLoadData: CUresult 200",
+def test_interleaved_rounds_rotate_and_drop_failed_rows(bench):
+    il = bench["_interleave"]
+    log = []
+    ticks = iter(range(0, 10**9, 1000))  # every clock read advances 1 us
+
+    class Ctx:
+        def __enter__(self):
+            log.append("enter")
+
+        def __exit__(self, *exc):
+            log.append("exit")
+
+    calls = {"b": 0}
+
+    def b():
+        calls["b"] += 1
+        log.append("b")
+        if calls["b"] == 4:  # warm-up 2 rounds, then fails in the second measured round
+            raise RuntimeError("launch failed\ndetails")
+
+    rows = {
+        "a": il.Row(lambda: log.append("a")),
+        "b": il.Row(b),
+        "c": il.Row(lambda: log.append("c"), context=Ctx),
     }
+    syncs = []
+    samples, failures = il.measure(
+        rows,
+        launches=4,
+        rounds=3,
+        warmup_rounds=2,
+        sync=lambda: syncs.append(1),
+        clock=lambda: next(ticks),
+    )
+    assert failures == {"b": "RuntimeError: launch failed"}
+    assert set(samples) == {"a", "c"} and len(samples["a"]) == len(samples["c"]) == 3
+    assert samples["a"] == [0.25, 0.25, 0.25]  # 1 us between the clock reads / 4 launches
+    calls_only = [x for x in log if x in "abc"]
+    # 2 warm-up rounds in order; then rounds rotated by one each: abc, bca (b fails), ca.
+    assert calls_only == ["a", "b", "c", "a", "b", "c", "a", "b", "c", "b", "c", "a", "c", "a"]
+    assert log.count("enter") == log.count("exit") == 5  # c's context around each batch
+    assert len(syncs) == 2 * 3 + 1 + 3 + 1 + 3  # after each batch that returned, +1 before
+
+    table = il.to_rows(rows, samples, failures)
+    assert table["b"]["status"] == "n/a" and table["a"]["median"] == 0.25
+    assert table["a"]["p10"] == table["a"]["p90"] == 0.25
+
+
+def test_spread_and_batches(bench):
+    il = bench["_interleave"]
+    spread = il.spread([float(x) for x in range(1, 12)])  # 1..11
+    assert spread == {"p10": 2.0, "p90": 10.0}
+    assert il.spread([3.0]) == {"p10": 3.0, "p90": 3.0}
+    calls = []
+    il.python_batch(lambda a, b: calls.append((a, b)), (1, 2), 5)()
+    assert calls == [(1, 2)] * 5
+    il.native_batch(lambda n: calls.append(n), 7)()
+    assert calls[-1] == 7
 
 
 # ----------------------------------------------------------------------------- the reference
@@ -418,10 +640,10 @@ def nvcc(bench):
 
 
 def test_generated_sources_compile(bench, nvcc, tmp_path):
-    """The floor program links; every wrapper compiles against this repository's headers.
+    """Every C++/CUDA source compiles against this repository's headers, for sm_90.
 
-    Wrappers without device code get a fast host-only syntax check (c++ -fsyntax-only); the
-    sources with kernels go through nvcc."""
+    The sources with kernels (the C++ floor module among them) go through nvcc; the wrappers
+    without device code get a fast host-only syntax check (c++ -fsyntax-only)."""
     s = bench["_sources"]
     # nvcc on PATH may be a wrapper script: look for the toolkit's headers in the usual places.
     candidates = [Path(nvcc).resolve().parent.parent / "include", Path("/usr/local/cuda/include")]
@@ -433,36 +655,21 @@ def test_generated_sources_compile(bench, nvcc, tmp_path):
         "one.cc": s.many_launchers_source(3, one_cubin=True),
         "noop.cc": s.NOOP_CPP,
     }
-    device = {"add_one.cu": s.ADD_ONE_CUDA, "kernels.cu": s.EMPTY_KERNELS_CU + s.many_kernels_cu(3)}
+    device = {
+        "floor.cu": s.floor_module_source(),
+        "add_one.cu": s.ADD_ONE_CUDA,
+        "kernels.cu": s.EMPTY_KERNELS_CU + s.many_kernels_cu(3),
+    }
 
     def run(name, text, cmd):
         (tmp_path / name).write_text(text)
         return name, subprocess.run([*cmd, str(tmp_path / name)], capture_output=True, text=True)
 
+    nvcc_cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-c", f"-I{REPO / 'include'}", "-o"]
     cxx = shutil.which("c++") or shutil.which("g++")
     with ThreadPoolExecutor(max_workers=4) as pool:
         jobs = [
-            pool.submit(
-                run,
-                "floor.cu",
-                s.floor_program_source(),
-                [nvcc, "-O2", "-std=c++17", "-arch=sm_90", "-o", str(tmp_path / "floor")],
-            )
-        ]
-        jobs += [
-            pool.submit(
-                run,
-                name,
-                text,
-                [
-                    nvcc,
-                    "-std=c++17",
-                    "-c",
-                    f"-I{REPO / 'include'}",
-                    "-o",
-                    str(tmp_path / f"{name}.o"),
-                ],
-            )
+            pool.submit(run, name, text, [*nvcc_cmd, str(tmp_path / f"{name}.o")])
             for name, text in device.items()
         ]
         if cxx is not None:
@@ -484,4 +691,14 @@ def test_generated_sources_compile(bench, nvcc, tmp_path):
         results = [job.result() for job in jobs]
     failed = {name: proc.stderr[-2000:] for name, proc in results if proc.returncode != 0}
     assert not failed, failed
-    assert (tmp_path / "floor").is_file()
+    assert (tmp_path / "floor.cu.o").is_file()
+
+
+def test_floor_module_exports_every_loop(bench):
+    """The rows ask the floor module for these names: each must be exported by the source."""
+    s, mod = bench["_sources"], bench["launch_overhead"]
+    src = s.floor_module_source()
+    assert "TVM_FFI_DLL_EXPORT_TYPED_FUNC(floor_setup, FloorSetup);" in src
+    for name in {*mod.FLOOR_ROWS.values(), *mod.REF_FLOORS.values()}:
+        assert name in s.FLOOR_LOOPS
+        assert f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({name}, Loop_{name});" in src

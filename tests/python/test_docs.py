@@ -50,7 +50,8 @@ LANGS = {
 # Markers each language may carry; None: a block of that language may go unmarked.
 ALLOWED = {
     "python": {"run", "gpu", "skip"},
-    "cpp": {"compile", "compile-cuda", "skip"},
+    # cpp "run" blocks are built and run by tests/cpp/test_core_headers.py
+    "cpp": {"compile", "compile-cuda", "run", "skip"},
     "cmake": {"cmake", "skip"},
     "shell": {None, "run", "skip", "cmake"},
     None: {None, "skip"},

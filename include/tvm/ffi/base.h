@@ -16,14 +16,7 @@
 /*! \brief Brackets internals whose instantiations no other library should see or bind to. */
 #define TVM_FFI_DETAIL_HIDDEN_BEGIN _Pragma("GCC visibility push(hidden)")
 #define TVM_FFI_DETAIL_HIDDEN_END _Pragma("GCC visibility pop")
-/*!
- * \brief On a thread_local: the TLS model that is valid in any shared library. Without it a
- *  file compiled without -fPIC (default-PIE compilers) uses local-exec TLS, which the linker
- *  refuses in a shared object.
- */
-#define TVM_FFI_TLS_DYNAMIC __attribute__((tls_model("global-dynamic")))
 #else
-#define TVM_FFI_TLS_DYNAMIC
 #define TVM_FFI_DLL_EXPORT __declspec(dllexport)
 #define TVM_FFI_DLL_LOCAL
 #define TVM_FFI_LIKELY(x) (x)

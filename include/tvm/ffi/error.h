@@ -9,10 +9,10 @@
 #define TVM_FFI_ERROR_H_
 
 #include <tvm/ffi/base.h>
+#include <tvm/ffi/detail/append.h>
 
+#include <atomic>
 #include <exception>
-#include <memory>
-#include <sstream>
 #include <string>
 #include <utility>
 
@@ -29,8 +29,20 @@ class Error : public std::exception {
    * \param file where it was raised ("" when unknown).
    */
   Error(std::string kind, std::string message, std::string file = "", int line = 0)
-      : data_(std::make_shared<const Data>(std::move(kind), std::move(message), std::move(file),
-                                           line)) {}
+      : data_(new Data(std::move(kind), std::move(message), std::move(file), line)) {}
+  // No move constructor on purpose: a moved-from Error would have no data, and copying is
+  // cheap and cannot throw, as copying an exception (catch by value) must not.
+  Error(const Error& other) noexcept : data_(other.data_) {
+    data_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  Error& operator=(const Error& other) noexcept {
+    Error copy(other);
+    std::swap(data_, copy.data_);
+    return *this;
+  }
+  ~Error() override {
+    if (data_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete data_;
+  }
 
   const std::string& kind() const noexcept { return data_->kind; }
   const std::string& message() const noexcept { return data_->message; }
@@ -46,6 +58,7 @@ class Error : public std::exception {
     std::string file;
     int line;
     std::string what;
+    std::atomic<size_t> refs{1};
     Data(std::string k, std::string m, std::string f, int l)
         : kind(std::move(k)),
           message(std::move(m)),
@@ -53,8 +66,8 @@ class Error : public std::exception {
           line(l),
           what(kind + ": " + message) {}
   };
-  // Shared and immutable so that copying an exception (as catch by value does) never throws.
-  std::shared_ptr<const Data> data_;
+  // Shared and immutable (an intrusive count instead of std::shared_ptr, to keep <memory> out).
+  Data* data_;
 };
 
 namespace detail {
@@ -69,14 +82,15 @@ class ErrorBuilder {
   // statement without effect (which -Wall reports).
   ErrorBuilder& Get() noexcept { return *this; }
 
+  /*! \brief Appends `value` as std::ostream would print it; the types are in append.h. */
   template <typename T>
   ErrorBuilder& operator<<(const T& value) {
-    stream_ << value;
+    AppendTo(message_, value);
     return *this;
   }
 
   [[noreturn]] TVM_FFI_COLD void Throw() {
-    std::string message = stream_.str();
+    std::string message = std::move(message_);
     if (failed_check_ != nullptr) {
       message = message.empty()
                     ? std::string("Check failed: (") + failed_check_ + ") is false"
@@ -90,7 +104,7 @@ class ErrorBuilder {
   const char* file_;
   int line_;
   const char* failed_check_;  // the stringized condition, for TVM_FFI_CHECK
-  std::ostringstream stream_;
+  std::string message_;
 };
 
 }  // namespace detail

@@ -12,8 +12,7 @@
 
 #include <cstddef>
 #include <cstring>
-#include <functional>
-#include <ostream>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -99,8 +98,18 @@ class Bytes {
   detail::SharedChars chars_;
 };
 
-inline std::ostream& operator<<(std::ostream& os, const String& str) { return os << str.view(); }
-inline std::ostream& operator<<(std::ostream& os, const Bytes& bytes) { return os << bytes.view(); }
+// Templates over the stream so that <iosfwd> suffices: <ostream> is only needed (and only
+// instantiated) where a stream is used, which keeps it out of every other translation unit.
+template <typename Traits>
+std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
+                                             const String& str) {
+  return os << str.view();
+}
+template <typename Traits>
+std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
+                                             const Bytes& bytes) {
+  return os << bytes.view();
+}
 
 }  // namespace ffi
 }  // namespace tvm
@@ -109,6 +118,8 @@ TVM_FFI_DETAIL_HIDDEN_END
 #undef TVM_FFI_DETAIL_CHARS_COMPARE_ALL
 #undef TVM_FFI_DETAIL_CHARS_COMPARE
 
+// <string_view> declares the std::hash primary template (C++17 [string.view.synop]), so no
+// <functional> is needed for these.
 namespace std {
 template <>
 struct hash<::tvm::ffi::String> {

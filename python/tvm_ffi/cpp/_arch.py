@@ -1,13 +1,22 @@
 """Choose the GPU architectures nvcc compiles ``cuda_sources`` for.
 
 Order: ``TVM_FFI_CUDA_ARCH_LIST`` if set; else the compute capabilities of the visible
-GPUs (asked of the driver once per process); else :data:`DEFAULT_ARCH_LIST`.
+GPUs; else :data:`DEFAULT_ARCH_LIST`.
+
+Asking the driver means ``cuInit``: tens of milliseconds, which would dominate a process
+that only loads cached modules. So a build remembers the answer in
+``<cache root>/gpu_archs.json``, keyed by :func:`tvm_ffi._cuda_driver.visible_gpus_fingerprint`
+(visible-device variables, driver version, PCI bus ids). Without that fingerprint (no
+``/proc/driver/nvidia``) the GPUs are asked live, once per process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import threading
+from pathlib import Path
 from typing import NamedTuple
 
 __all__ = ["DEFAULT_ARCH_LIST", "Arch", "gencode_flags", "parse_arch_list", "target_archs"]
@@ -64,14 +73,82 @@ def parse_arch_list(text: str, *, source: str = _ENV) -> list[Arch]:
     return archs
 
 
-def target_archs() -> list[Arch]:
-    """The architectures of this build (see the module doc for the order)."""
+_ARCH_CACHE_FILE = "gpu_archs.json"
+_ARCH_CACHE_FORMAT = 1
+# (cache root, fingerprint) -> capabilities: a process reads the file at most once.
+_arch_memo: dict[tuple[str, str], list[tuple[int, int]]] = {}
+
+
+def _live_capabilities() -> list[tuple[int, int]]:
+    from tvm_ffi import _cuda_driver
+
+    caps = _cuda_driver.torch_capabilities()
+    return caps if caps is not None else _cuda_driver.compute_capabilities()
+
+
+def _read_arch_cache(path: Path, fingerprint: str) -> list[tuple[int, int]] | None:
+    import json
+
+    try:
+        record = json.loads(path.read_text())
+        if record["format"] != _ARCH_CACHE_FORMAT or record["fingerprint"] != fingerprint:
+            return None
+        caps = [(int(major), int(minor)) for major, minor in record["capabilities"]]
+    except (OSError, ValueError, TypeError, KeyError):  # absent, corrupt or foreign: ask again
+        return None
+    return caps or None
+
+
+def _write_arch_cache(path: Path, fingerprint: str, caps: list[tuple[int, int]]) -> None:
+    import json
+
+    record = {"format": _ARCH_CACHE_FORMAT, "fingerprint": fingerprint, "capabilities": caps}
+    # Several processes may write at once: each renames its own temp file over the record,
+    # so a reader sees a whole record or none.
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(json.dumps(record))
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache still builds; the next process just asks again
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def detected_capabilities(cache_root: Path | None = None) -> list[tuple[int, int]]:
+    """``(major, minor)`` of the visible GPUs; remembered under ``cache_root`` if given.
+
+    An empty answer (no GPU, or a driver that failed) is never remembered, so a fixed
+    machine is seen at the next build.
+    """
+    from tvm_ffi import _cuda_driver
+
+    fingerprint = None if cache_root is None else _cuda_driver.visible_gpus_fingerprint()
+    if fingerprint is None:
+        return _live_capabilities()
+    memo_key = (str(cache_root), fingerprint)
+    caps = _arch_memo.get(memo_key)
+    if caps is None:
+        path = cache_root / _ARCH_CACHE_FILE
+        caps = _read_arch_cache(path, fingerprint)
+        if caps is None:
+            caps = _live_capabilities()
+            if not caps:
+                return caps
+            _write_arch_cache(path, fingerprint, caps)
+        _arch_memo[memo_key] = caps
+    return list(caps)
+
+
+def target_archs(cache_root: Path | None = None) -> list[Arch]:
+    """The architectures of this build (see the module doc for the order).
+
+    With ``cache_root`` (the build cache's root, already checked to be private), the
+    detected GPUs are remembered there across processes.
+    """
     text = os.environ.get(_ENV, "").strip()
     if text:
         return parse_arch_list(text)
-    from tvm_ffi._cuda_driver import compute_capabilities
-
-    caps = sorted(set(compute_capabilities()))
+    caps = sorted(set(detected_capabilities(cache_root)))
     if caps:
         return [Arch(major, minor) for major, minor in caps]
     return parse_arch_list(DEFAULT_ARCH_LIST, source="DEFAULT_ARCH_LIST")

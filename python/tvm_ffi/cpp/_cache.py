@@ -3,6 +3,7 @@
 Layout (``$TVM_FFI_CACHE_DIR``, default ``~/.cache/tvm-ffi``)::
 
     toolchain/<tool>-<hash>.json   compiler identities (see _toolchain.tool_identity)
+    gpu_archs.json                 the visible GPUs' architectures (see _arch.detected_capabilities)
     <name>_<key>/                  one entry per content hash
         lock                       flock()ed while a process builds the entry
         build.ninja, sources, obj/, embed/
@@ -20,6 +21,7 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,7 +145,7 @@ def write_if_changed(path: Path, data: bytes) -> bool:
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
     return True

@@ -28,6 +28,7 @@ def verbose_requested(verbose: bool) -> bool:
     return verbose or os.environ.get(_VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+@functools.cache
 def _include_dir() -> Path:
     from tvm_ffi import config
 
@@ -47,8 +48,10 @@ def _header_fingerprint(include_dir: Path) -> str:
     return hasher.hexdigest()
 
 
-def _plan(spec: Spec) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
-    """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build."""
+def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
+    """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build.
+
+    ``root`` (the cache root) lets the detected GPU architectures be remembered there."""
     include_dir = _include_dir()
     cxx = str(_toolchain.find_cxx())
     tools = [("cxx", cxx)]
@@ -64,7 +67,7 @@ def _plan(spec: Spec) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
     if spec.has_cuda_sources:
         nvcc = str(_toolchain.find_cuda_tool("nvcc"))
         tools.append(("nvcc", nvcc))
-        gencode = _arch.gencode_flags(_arch.target_archs())
+        gencode = _arch.gencode_flags(_arch.target_archs(root))
     includes += spec.include_paths
     include_flags = [f"-I{path}" for path in includes]
     compiles = []
@@ -153,7 +156,7 @@ def build_library(spec: Spec, build_directory: str | os.PathLike | None, verbose
     """Build (or find in the cache) the library of ``spec``; return its path."""
     verbose = verbose_requested(verbose)
     root = _cache.cache_root()
-    plan, tools = _plan(spec)
+    plan, tools = _plan(spec, root)
     ninja_text = _ninja.render(plan)
     key = _key(spec, ninja_text, tools, root)
     if build_directory is None:

@@ -176,7 +176,15 @@ void AddOne(TensorView x, TensorView y) {
   TVM_FFI_CHECK_CUDA_DRIVER_ERROR(r);
 }
 
+// Tensors of two devices in one call: each launch asks for its own device's stream, which
+// also makes that device current, so default (NULL) streams land on the right GPU.
+void AddOnePair(TensorView x0, TensorView y0, TensorView x1, TensorView y1) {
+  AddOne(x0, y0);
+  AddOne(x1, y1);
+}
+
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(smem_reverse, SmemReverseImage);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one_pair, AddOnePair);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(cluster_info, ClusterInfo);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(cluster_info_raw, ClusterInfoRaw);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(pdl_pair, PdlPair);
@@ -335,3 +343,29 @@ def test_two_gpus_default_stream(module):
             module.add_one(x, y)
             torch.cuda.synchronize()
             assert torch.equal(y, x + 1)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_two_gpus_in_one_call_default_streams(module):
+    xs = [torch.randn(70_000, device=f"cuda:{d}") for d in (0, 1)]
+    ys = [torch.full_like(x, float("nan")) for x in xs]
+    for first, second in ((0, 1), (1, 0)):
+        for y in ys:
+            y.fill_(float("nan"))
+        module.add_one_pair(xs[first], ys[first], xs[second], ys[second])
+        torch.cuda.synchronize(0)
+        torch.cuda.synchronize(1)
+        assert torch.equal(ys[0], xs[0] + 1)
+        assert torch.equal(ys[1], xs[1] + 1)
+    assert torch.cuda.current_device() == 0  # the caller's device is restored
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_second_gpu_tensor_while_device_0_is_current(module):
+    x = torch.randn(30_000, device="cuda:1")
+    y = torch.full_like(x, float("nan"))
+    assert torch.cuda.current_device() == 0
+    module.add_one(x, y)  # default stream: the call runs with device 1 current
+    torch.cuda.synchronize(1)
+    assert torch.equal(y, x + 1)
+    assert torch.cuda.current_device() == 0

@@ -12,7 +12,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
+// std::random_access_iterator_tag: every standard library declares it with <string> (which
+// error.h includes; std::string's iterators need it). <iterator> itself would add <streambuf>
+// and the stream iterators to every translation unit.
+#include <string>
 
 // Hidden: each library keeps its own copy, and code built without -fPIC still links.
 TVM_FFI_DETAIL_HIDDEN_BEGIN

@@ -42,7 +42,7 @@ struct EnvState {
 };
 
 TVM_FFI_DLL_LOCAL inline EnvState* GetEnvState() noexcept {
-  static thread_local EnvState state TVM_FFI_TLS_DYNAMIC;  // zero-initialized: no dynamic init
+  static thread_local EnvState state;  // zero-initialized: no dynamic init
   EnvState* ptr = &state;
 #if defined(__GNUC__) || defined(__clang__)
   // In a dlopen'ed library each TLS address costs a __tls_get_addr call, and compilers prefer

@@ -80,13 +80,12 @@ inline std::string ArchitectureNote(const ImageInfo& info, int device) {
  */
 struct LaunchFailure {
   int code;
-  // A fixed buffer keeps the thread_local plain data: no guard variable and no TLS destructor,
-  // so code built without -fPIC (the guide's plain g++ route) still links into a shared library.
+  // A fixed buffer keeps the thread_local plain data: no guard variable, no TLS destructor.
   char where[480];
 };
 
 TVM_FFI_DLL_LOCAL inline LaunchFailure& LastLaunchFailure() {
-  static thread_local LaunchFailure failure TVM_FFI_TLS_DYNAMIC;
+  static thread_local LaunchFailure failure;
   return failure;
 }
 
