@@ -66,7 +66,7 @@ bool SetDriverError(Driver* d, const char* what, CUresult err, int32_t device) {
 
 }  // namespace
 
-bool CudaDeviceGuard::Enter(int32_t device, bool require_driver) {
+bool CudaDeviceGuard::Switch(int32_t device, bool require_driver) {
   Driver* d = GetDriver();
   if (!d->ok) {
     if (!require_driver) return true;

@@ -24,10 +24,19 @@ class CudaDeviceGuard {
    * With require_driver false, a missing driver makes this a no-op (a stream query from a
    * process without CUDA, answered by a producer that is not a real CUDA library).
    */
-  bool Enter(int32_t device, bool require_driver = true);
+  bool Enter(int32_t device, bool require_driver = true) {
+    // The stream query of a launch usually names the device the call entered already:
+    // skip the driver round trip then.
+    if (device == entered_) return true;
+    if (!Switch(device, require_driver)) return false;
+    entered_ = device;
+    return true;
+  }
 
  private:
+  bool Switch(int32_t device, bool require_driver);
   void Restore();
+  int32_t entered_ = -1;   // device made (or found) current by the last Enter of this call
   void* saved_ = nullptr;  // the context that was current before Enter
   bool switched_ = false;
 };
