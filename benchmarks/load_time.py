@@ -67,7 +67,9 @@ if mode != "baseline":
     marks["load_module"] = now(); rss["load_module"] = rss_kib()
     m.launch_k0(x); torch.cuda.synchronize()
     marks["first_k0"] = now(); rss["first_k0"] = rss_kib()
-    checked = bool(torch.allclose(x, before * 2.0))  # k0 computes x * 2 + 0
+    after_k0 = x.clone()  # checked after the timed part: torch's first ops load its own kernels
+    torch.cuda.synchronize()
+    marks["k0_copied"] = now()
     m.launch_k0(x); torch.cuda.synchronize()
     marks["second_k0"] = now()
     m.launch_k99(x); torch.cuda.synchronize()
@@ -76,6 +78,7 @@ if mode != "baseline":
         getattr(m, "launch_k%d" % i)(x)
     torch.cuda.synchronize()
     marks["rest"] = now(); rss["all"] = rss_kib()
+    checked = bool(torch.allclose(after_k0, before * 2.0))  # k0 computes x * 2 + 0
 print("@@LOAD@@ " + json.dumps({"marks": marks, "rss_kib": rss, "k0_ok": checked}), flush=True)
 """
 
@@ -149,7 +152,7 @@ def child_metrics(res: dict) -> dict:
         ("import_ms", "torch_ready", "import"),
         ("load_module_ms", "import", "load_module"),
         ("first_k0_ms", "load_module", "first_k0"),
-        ("second_k0_ms", "first_k0", "second_k0"),
+        ("second_k0_ms", "k0_copied", "second_k0"),
         ("first_k99_ms", "second_k0", "first_k99"),
         ("rest98_ms", "first_k99", "rest"),
     )

@@ -388,6 +388,7 @@ def test_load_time_report(bench):
             "import": t0 + 905 * ms,
             "load_module": t0 + 906 * ms,
             "first_k0": t0 + first_k0_at * ms,
+            "k0_copied": t0 + (first_k0_at + 0.01) * ms,
             "second_k0": t0 + (first_k0_at + 0.05) * ms,
             "first_k99": t0 + (first_k0_at + 0.5) * ms,
             "rest": t0 + (first_k0_at + 40) * ms,
@@ -432,6 +433,7 @@ def test_load_time_report(bench):
     text = c.render_report(mod.make_report(raw, "quick", FAKE_ENV))
     assert "100 CUBINs, one kernel each" in text
     assert "910.0" in text and "+10.0" in text  # start -> first k0, vs baseline 900
+    assert "0.040" in text  # second k0: from the copy after the first k0 to the second launch
     assert "+2.0" in text and "+10.0" in text  # RSS growth after load_module / first k0
     assert "n/a (library not built)" in text
     assert "many: 2048 KiB" in text
