@@ -397,3 +397,23 @@ def test_non_default_stream(module):
         module.add_one_driver(x, y)
     stream.synchronize()
     assert torch.equal(y, x + 1)
+
+
+def test_launch_is_captured_by_a_torch_cuda_graph(module):
+    # During capture torch's current stream is the capture stream: a launch on any other
+    # stream would fail the capture or run eagerly, so replays prove it used the right one.
+    x, y = _inputs()
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        module.add_one_driver(x, y)  # warm-up outside capture, as torch recommends
+    torch.cuda.current_stream().wait_stream(side)
+    with torch.cuda.graph(graph):
+        module.add_one_driver(x, y)
+    for _ in range(2):
+        y.fill_(float("nan"))
+        x.copy_(torch.randn_like(x))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y, x + 1)
