@@ -193,3 +193,21 @@ def test_cupy_arrays_through_dlpack_fallback(mod):
     cupy.cuda.Device().synchronize()
     assert mod.device_of(a) == [KDL_CUDA, a.device.id]
     assert mod.sum_f64(a) == 45.0
+
+
+def test_jax_arrays_through_dlpack_fallback(mod, monkeypatch):
+    # JAX would otherwise take most of the GPU's memory at start-up, beside torch.
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError as err:  # a CPU-only jax install
+        pytest.skip(f"jax has no GPU backend: {err}")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        a = jax.numpy.arange(10, dtype=jax.numpy.float64, device=gpu)
+        a.block_until_ready()
+        assert mod.device_of(a) == [KDL_CUDA, next(iter(a.devices())).id]
+        assert mod.sum_f64(a) == 45.0
+    finally:
+        jax.config.update("jax_enable_x64", False)
