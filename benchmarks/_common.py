@@ -199,6 +199,20 @@ def render_table(
     return "\n".join(out)
 
 
+def report(
+    name: str, mode: str, env: dict, raw: dict, sections: list, notes: Sequence[str] = ()
+) -> dict:
+    """The report every benchmark's make_report() returns: what render_report and the JSON use."""
+    return {
+        "benchmark": name,
+        "mode": mode,
+        "env": env,
+        "raw": raw,
+        "sections": sections,
+        "notes": list(notes),
+    }
+
+
 def render_report(report: dict) -> str:
     """Render every section of a report made by a benchmark's make_report()."""
     gpu = report["env"].get("gpu") or "no GPU"

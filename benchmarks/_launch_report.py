@@ -194,14 +194,7 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
     ]
     notes += raw.get("notes", [])
     notes.append(target_line(rows))
-    return {
-        "benchmark": NAME,
-        "mode": mode,
-        "env": env,
-        "raw": raw,
-        "sections": sections,
-        "notes": notes,
-    }
+    return _common.report(NAME, mode, env, raw, sections, notes)
 
 
 def _comparable(rows: dict, name: str, key: str, floor: float) -> tuple[float | None, str]:

@@ -161,14 +161,7 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
             f"apache-tvm-ffi ran in its own processes, from {raw.get('ref', '?')}",
         ],
     }
-    return {
-        "benchmark": NAME,
-        "mode": mode,
-        "env": env,
-        "raw": raw,
-        "sections": [section],
-        "notes": raw.get("notes", []),
-    }
+    return _common.report(NAME, mode, env, raw, [section], raw.get("notes", []))
 
 
 def main(argv=None) -> None:

@@ -235,7 +235,7 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
                 ],
             }
         )
-    return {"benchmark": NAME, "mode": mode, "env": env, "raw": raw, "sections": sections}
+    return _common.report(NAME, mode, env, raw, sections)
 
 
 def main(argv=None) -> None:

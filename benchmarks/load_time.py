@@ -337,14 +337,7 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
     if raw.get("lib_bytes"):
         sizes = ", ".join(f"{k}: {v / 1024:.0f} KiB" for k, v in raw["lib_bytes"].items())
         notes.append(f"library sizes: {sizes}; built in {raw.get('build_s', 0):.1f} s")
-    return {
-        "benchmark": NAME,
-        "mode": mode,
-        "env": env,
-        "raw": raw,
-        "sections": sections,
-        "notes": notes,
-    }
+    return _common.report(NAME, mode, env, raw, sections, notes)
 
 
 def main(argv=None) -> None:
