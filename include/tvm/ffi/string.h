@@ -37,7 +37,7 @@
   TVM_FFI_DETAIL_CHARS_COMPARE(Self, >)        \
   TVM_FFI_DETAIL_CHARS_COMPARE(Self, >=)
 
-// Hidden: each library keeps its own copy, and code built without -fPIC still links.
+// Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {

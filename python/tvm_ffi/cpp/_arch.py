@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import threading
 from pathlib import Path
 from typing import NamedTuple
 
@@ -103,15 +102,12 @@ def _write_arch_cache(path: Path, fingerprint: str, caps: list[tuple[int, int]])
     import json
 
     record = {"format": _ARCH_CACHE_FORMAT, "fingerprint": fingerprint, "capabilities": caps}
-    # Several processes may write at once: each renames its own temp file over the record,
-    # so a reader sees a whole record or none.
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        tmp.write_text(json.dumps(record))
-        os.replace(tmp, path)
-    except OSError:  # a read-only cache still builds; the next process just asks again
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    from ._cache import replace_atomically
+
+    # Several processes may write at once: a reader sees a whole record or none. A read-only
+    # cache still builds; the next process just asks again.
+    with contextlib.suppress(OSError):
+        replace_atomically(path, json.dumps(record).encode())
 
 
 def detected_capabilities(cache_root: Path | None = None) -> list[tuple[int, int]]:

@@ -145,10 +145,24 @@ def write_if_changed(path: Path, data: bytes) -> bool:
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    replace_atomically(path, data)
     return True
+
+
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file and a rename.
+
+    Readers see the whole old file or the whole new one, never a part; the temp name is
+    per process and thread, so concurrent writers of the same file never share one.
+    """
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def clean_entry(directory: Path, keep: tuple[str, ...] = ("lock",)) -> None:

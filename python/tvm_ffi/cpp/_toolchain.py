@@ -17,8 +17,9 @@ import json
 import os
 import re
 import shutil
-import threading
 from pathlib import Path
+
+from ._cache import replace_atomically
 
 __all__ = ["find_cuda_home", "find_cuda_tool", "find_cxx", "find_ninja", "tool_identity"]
 
@@ -181,11 +182,8 @@ def _write_identity(record_path: Path, memo_key: tuple[str, int, int], identity:
     real, size, mtime_ns = memo_key
     record = {"path": real, "size": size, "mtime_ns": mtime_ns, "identity": identity}
     record_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    # Several processes may record the same tool at once: each writes its own temp file
-    # and renames it, so a reader sees a whole record or none.
-    tmp = record_path.with_name(f"{record_path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(record))
-    os.replace(tmp, record_path)
+    # Several processes may record the same tool at once: a reader sees a whole record or none.
+    replace_atomically(record_path, json.dumps(record).encode())
 
 
 def _run_version(tool: str) -> str:

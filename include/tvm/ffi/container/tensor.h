@@ -17,7 +17,7 @@
 // and the stream iterators to every translation unit.
 #include <string>
 
-// Hidden: each library keeps its own copy, and code built without -fPIC still links.
+// Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {

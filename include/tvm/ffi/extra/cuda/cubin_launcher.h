@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-// Hidden: each library keeps its own copy, and code built without -fPIC still links.
+// Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {

@@ -27,7 +27,7 @@
 #error "tvm/ffi/extra/cuda/cubin_launcher.h needs the CUDA 12.0 or newer toolkit headers"
 #endif
 
-// Hidden: each library keeps its own copy, and code built without -fPIC still links.
+// Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
