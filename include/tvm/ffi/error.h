@@ -12,6 +12,7 @@
 #include <tvm/ffi/detail/append.h>
 
 #include <atomic>
+#include <cstdio>
 #include <exception>
 #include <string>
 #include <utility>
@@ -72,11 +73,32 @@ class Error : public std::exception {
 
 namespace detail {
 
+/*! \brief Prints "Kind: message (file:line)" to stderr; for TVM_FFI_LOG_AND_THROW. */
+TVM_FFI_COLD inline void LogError(const char* kind, const std::string& message, const char* file,
+                                  int line) {
+  std::fprintf(stderr, "%s: %s (%s:%d)\n", kind, message.c_str(), file, line);
+}
+
+template <typename X, typename Y>
+TVM_FFI_COLD std::string FormatOperands(const X& x, const Y& y) {
+  std::string out;
+  AppendTo(out, x);
+  out += " vs. ";
+  AppendTo(out, y);
+  return out;
+}
+
 /*! \brief Collects the streamed message of TVM_FFI_THROW / TVM_FFI_CHECK, then throws. */
 class ErrorBuilder {
  public:
-  ErrorBuilder(const char* kind, const char* file, int line, const char* failed_check = nullptr)
-      : kind_(kind), file_(file), line_(line), failed_check_(failed_check) {}
+  ErrorBuilder(const char* kind, const char* file, int line, const char* failed_check = nullptr,
+               std::string values = std::string(), bool log = false)
+      : kind_(kind),
+        file_(file),
+        line_(line),
+        failed_check_(failed_check),
+        values_(std::move(values)),
+        log_(log) {}
 
   // The macros end in a call to this, so a bare `TVM_FFI_THROW(Kind);` is not an expression
   // statement without effect (which -Wall reports).
@@ -91,11 +113,13 @@ class ErrorBuilder {
 
   [[noreturn]] TVM_FFI_COLD void Throw() {
     std::string message = std::move(message_);
+    if (!values_.empty()) message = message.empty() ? values_ : values_ + ": " + message;
     if (failed_check_ != nullptr) {
       message = message.empty()
                     ? std::string("Check failed: (") + failed_check_ + ") is false"
                     : std::string("Check failed: (") + failed_check_ + ") is false: " + message;
     }
+    if (log_) LogError(kind_, message, file_, line_);
     throw Error(kind_, std::move(message), file_, line_);
   }
 
@@ -105,7 +129,44 @@ class ErrorBuilder {
   int line_;
   const char* failed_check_;  // the stringized condition, for TVM_FFI_CHECK
   std::string message_;
+  std::string values_;  // "3 vs. 4" from a failed binary check
+  bool log_;  // TVM_FFI_LOG_AND_THROW: also print to stderr, for errors that may be swallowed
 };
+
+/*! \brief The outcome of a binary check: `values` is "lhs vs. rhs" when it failed. */
+struct BinaryCheck {
+  bool ok;
+  std::string values;
+  explicit operator bool() const noexcept { return ok; }
+};
+
+// The comparison is the user's own (TVM_FFI_ICHECK_EQ(x.size(0), v.size()) compares signed
+// with unsigned); it must not turn their -Werror build red from inside our header.
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#endif
+#define TVM_FFI_DETAIL_COMPARE_OP(Name, op)                        \
+  struct Name {                                                    \
+    template <typename X, typename Y>                              \
+    bool operator()(const X& x, const Y& y) const { return x op y; } \
+  };
+TVM_FFI_DETAIL_COMPARE_OP(CompareEq, ==)
+TVM_FFI_DETAIL_COMPARE_OP(CompareNe, !=)
+TVM_FFI_DETAIL_COMPARE_OP(CompareLt, <)
+TVM_FFI_DETAIL_COMPARE_OP(CompareLe, <=)
+TVM_FFI_DETAIL_COMPARE_OP(CompareGt, >)
+TVM_FFI_DETAIL_COMPARE_OP(CompareGe, >=)
+#undef TVM_FFI_DETAIL_COMPARE_OP
+
+template <typename Op, typename X, typename Y>
+BinaryCheck CheckBinaryOp(const X& x, const Y& y) {
+  if (TVM_FFI_LIKELY(Op()(x, y))) return BinaryCheck{true, std::string()};
+  return BinaryCheck{false, FormatOperands(x, y)};
+}
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace detail
 }  // namespace ffi
@@ -135,5 +196,65 @@ TVM_FFI_DETAIL_HIDDEN_END
   if (TVM_FFI_LIKELY(cond)) {     \
   } else                          \
     TVM_FFI_DETAIL_THROW(Kind, #cond)
+
+/*!
+ * \brief apache-tvm-ffi's internal-invariant checks: like TVM_FFI_CHECK with the kind
+ * InternalError (a RuntimeError in Python). The binary forms evaluate each operand once and
+ * print both: "Check failed: (a == b) is false: 3 vs. 4: <your message>".
+ */
+#define TVM_FFI_ICHECK(cond) TVM_FFI_CHECK(cond, InternalError)
+#define TVM_FFI_ICHECK_NOTNULL(ptr) TVM_FFI_CHECK((ptr) != nullptr, InternalError)
+
+#define TVM_FFI_DETAIL_ICHECK_BINARY(x, y, op, Op)                                        \
+  if (auto tvm_ffi_check_ = ::tvm::ffi::detail::CheckBinaryOp<::tvm::ffi::detail::Op>((x), (y))) { \
+  } else                                                                                      \
+    for (::tvm::ffi::detail::ErrorBuilder tvm_ffi_error_builder_(                             \
+             "InternalError", __FILE__, __LINE__, #x " " #op " " #y,                          \
+             std::move(tvm_ffi_check_.values));                                               \
+         ; tvm_ffi_error_builder_.Throw())                                                    \
+    tvm_ffi_error_builder_.Get()
+
+#define TVM_FFI_ICHECK_EQ(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, ==, CompareEq)
+#define TVM_FFI_ICHECK_NE(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, !=, CompareNe)
+#define TVM_FFI_ICHECK_LT(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, <, CompareLt)
+#define TVM_FFI_ICHECK_LE(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, <=, CompareLe)
+#define TVM_FFI_ICHECK_GT(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, >, CompareGt)
+#define TVM_FFI_ICHECK_GE(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, >=, CompareGe)
+
+/*!
+ * \brief Debug-only checks: the TVM_FFI_ICHECK forms unless NDEBUG is defined, when neither
+ * the condition nor the message is evaluated (but both still compile).
+ */
+#ifdef NDEBUG
+#define TVM_FFI_DETAIL_DCHECK_OFF(check) \
+  while (false) check
+#define TVM_FFI_DCHECK(x) TVM_FFI_DETAIL_DCHECK_OFF(TVM_FFI_ICHECK(x))
+#define TVM_FFI_DCHECK_NOTNULL(x) TVM_FFI_DETAIL_DCHECK_OFF(TVM_FFI_ICHECK_NOTNULL(x))
+#define TVM_FFI_DCHECK_EQ(x, y) TVM_FFI_DETAIL_DCHECK_OFF(TVM_FFI_ICHECK_EQ(x, y))
+#define TVM_FFI_DCHECK_NE(x, y) TVM_FFI_DETAIL_DCHECK_OFF(TVM_FFI_ICHECK_NE(x, y))
+#define TVM_FFI_DCHECK_LT(x, y) TVM_FFI_DETAIL_DCHECK_OFF(TVM_FFI_ICHECK_LT(x, y))
+#define TVM_FFI_DCHECK_LE(x, y) TVM_FFI_DETAIL_DCHECK_OFF(TVM_FFI_ICHECK_LE(x, y))
+#define TVM_FFI_DCHECK_GT(x, y) TVM_FFI_DETAIL_DCHECK_OFF(TVM_FFI_ICHECK_GT(x, y))
+#define TVM_FFI_DCHECK_GE(x, y) TVM_FFI_DETAIL_DCHECK_OFF(TVM_FFI_ICHECK_GE(x, y))
+#else
+#define TVM_FFI_DCHECK(x) TVM_FFI_ICHECK(x)
+#define TVM_FFI_DCHECK_NOTNULL(x) TVM_FFI_ICHECK_NOTNULL(x)
+#define TVM_FFI_DCHECK_EQ(x, y) TVM_FFI_ICHECK_EQ(x, y)
+#define TVM_FFI_DCHECK_NE(x, y) TVM_FFI_ICHECK_NE(x, y)
+#define TVM_FFI_DCHECK_LT(x, y) TVM_FFI_ICHECK_LT(x, y)
+#define TVM_FFI_DCHECK_LE(x, y) TVM_FFI_ICHECK_LE(x, y)
+#define TVM_FFI_DCHECK_GT(x, y) TVM_FFI_ICHECK_GT(x, y)
+#define TVM_FFI_DCHECK_GE(x, y) TVM_FFI_ICHECK_GE(x, y)
+#endif
+
+/*!
+ * \brief TVM_FFI_THROW that also prints the error to stderr first, for places where an
+ * exception may be swallowed (destructors, callbacks): TVM_FFI_LOG_AND_THROW(RuntimeError) << x;
+ */
+#define TVM_FFI_LOG_AND_THROW(Kind)                                                          \
+  for (::tvm::ffi::detail::ErrorBuilder tvm_ffi_error_builder_(#Kind, __FILE__, __LINE__,   \
+                                                               nullptr, std::string(), true); \
+       ; tvm_ffi_error_builder_.Throw())                                                     \
+  tvm_ffi_error_builder_.Get()
 
 #endif  // TVM_FFI_ERROR_H_

@@ -24,7 +24,9 @@
  * contain commas) as the C symbol `__tvm_ffi_<Name>`.
  *
  * The callable lives in a function-local static: for a function pointer or a lambda without
- * captures that is constant-initialized, so the call compiles to a direct call.
+ * captures that is constant-initialized, so the call compiles to a direct call. The expansion
+ * ends with the function's body, so it may be followed by `;` (an empty declaration, valid
+ * since C++11) or not.
  */
 #define TVM_FFI_DLL_EXPORT_TYPED_FUNC(Name, ...)                                                 \
   extern "C" TVM_FFI_DLL_EXPORT int __tvm_ffi_##Name(const TVMFFICallContext* ctx,               \
@@ -39,9 +41,6 @@
       return ::tvm::ffi::detail::SetFunctionInfoResult(tvm_ffi_info_, result);                   \
     }                                                                                            \
     return TvmFfiExportTraits_::Call(tvm_ffi_callable_, #Name, ctx, args, num_args, result);     \
-  }                                                                                              \
-  /* A redeclaration, so the `;` users put after the macro is not an empty declaration. */       \
-  extern "C" TVM_FFI_DLL_EXPORT int __tvm_ffi_##Name(const TVMFFICallContext*, const TVMFFIAny*, \
-                                                     int32_t, TVMFFIResult*)
+  }
 
 #endif  // TVM_FFI_FUNCTION_H_

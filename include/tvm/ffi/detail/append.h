@@ -9,13 +9,16 @@
 #define TVM_FFI_DETAIL_APPEND_H_
 
 #include <tvm/ffi/base.h>
+#include <tvm/ffi/dlpack.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
@@ -61,6 +64,57 @@ inline void AppendPointer(std::string& out, const void* ptr) {
   out.append(buf, static_cast<size_t>(n));
 }
 
+/*! \brief "float32", "int8", "bfloat16", "float8_e4m3fn", "float32x4", ... (dtype.h). */
+void AppendDType(std::string& out, DLDataType dtype);
+/*! \brief "cpu:0", "cuda:1", ... */
+void AppendDevice(std::string& out, DLDevice device);
+
+/*!
+ * \brief True when `std::ostream << value` is declared for T (a user type's own operator<<).
+ * OS stays a template parameter so that nothing here needs <ostream> until a type actually
+ * uses it: with std::ostream still incomplete, only free operator<< overloads are candidates.
+ */
+template <typename T, typename OS = std::ostream, typename = void>
+struct HasOstreamInsert : std::false_type {};
+template <typename T, typename OS>
+struct HasOstreamInsert<T, OS,
+                        std::void_t<decltype(std::declval<OS&>() << std::declval<const T&>())>>
+    : std::true_type {};
+
+/*!
+ * \brief A streambuf that appends to a std::string: formats through a type's operator<<
+ * without <sstream>. Buf is a template parameter for the same reason as above; the user's
+ * translation unit, which defined the operator<<, has <ostream>.
+ */
+template <typename Buf = std::streambuf>
+class StringAppendBuf : public Buf {
+ public:
+  explicit StringAppendBuf(std::string* out) : out_(out) {}
+
+ protected:
+  typename Buf::int_type overflow(typename Buf::int_type c) override {
+    if (!Buf::traits_type::eq_int_type(c, Buf::traits_type::eof())) {
+      out_->push_back(Buf::traits_type::to_char_type(c));
+    }
+    return Buf::traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    out_->append(s, static_cast<size_t>(n));
+    return n;
+  }
+
+ private:
+  std::string* out_;
+};
+
+template <typename T, typename OS = std::ostream>
+void AppendThroughOstream(std::string& out, const T& value) {
+  StringAppendBuf<std::basic_streambuf<typename OS::char_type, typename OS::traits_type>> buf(
+      &out);
+  OS os(&buf);
+  os << value;
+}
+
 template <typename T>
 void AppendTo(std::string& out, const T& value) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -90,12 +144,93 @@ void AppendTo(std::string& out, const T& value) {
     out += std::string_view(value);
   } else if constexpr (std::is_pointer_v<T> && !std::is_function_v<std::remove_pointer_t<T>>) {
     AppendPointer(out, const_cast<const void*>(static_cast<const volatile void*>(value)));
+  } else if constexpr (std::is_same_v<T, DLDataType>) {
+    AppendDType(out, value);
+  } else if constexpr (std::is_same_v<T, DLDevice>) {
+    AppendDevice(out, value);
+  } else if constexpr (HasOstreamInsert<T>::value) {
+    AppendThroughOstream(out, value);
   } else {
     static_assert(kAlwaysFalse<T>,
-                  "TVM_FFI_THROW / TVM_FFI_CHECK cannot stream this type: stream strings, "
-                  "numbers, bool, char or pointers, or format it into a std::string first "
+                  "TVM_FFI_THROW / TVM_FFI_CHECK cannot stream this type: it has no "
+                  "operator<<(std::ostream&, const T&); format it into a std::string first "
                   "(see docs/guides/cpp_core.md)");
   }
+}
+
+inline void AppendDType(std::string& out, DLDataType dtype) {
+  // Names as numpy/torch spell them; bits follow the base name except where the name fixes
+  // them (bool, the float8/6/4 formats).
+  const char* base = nullptr;
+  bool with_bits = true;
+  switch (dtype.code) {
+    case kDLInt: base = "int"; break;
+    case kDLUInt: base = "uint"; break;
+    case kDLFloat: base = "float"; break;
+    case kDLOpaqueHandle: base = "handle"; with_bits = dtype.bits != 64; break;
+    case kDLBfloat: base = "bfloat"; break;
+    case kDLComplex: base = "complex"; break;
+    case kDLBool: base = "bool"; with_bits = false; break;
+    case kDLFloat8_e3m4: base = "float8_e3m4"; with_bits = false; break;
+    case kDLFloat8_e4m3: base = "float8_e4m3"; with_bits = false; break;
+    case kDLFloat8_e4m3b11fnuz: base = "float8_e4m3b11fnuz"; with_bits = false; break;
+    case kDLFloat8_e4m3fn: base = "float8_e4m3fn"; with_bits = false; break;
+    case kDLFloat8_e4m3fnuz: base = "float8_e4m3fnuz"; with_bits = false; break;
+    case kDLFloat8_e5m2: base = "float8_e5m2"; with_bits = false; break;
+    case kDLFloat8_e5m2fnuz: base = "float8_e5m2fnuz"; with_bits = false; break;
+    case kDLFloat8_e8m0fnu: base = "float8_e8m0fnu"; with_bits = false; break;
+    case kDLFloat6_e2m3fn: base = "float6_e2m3fn"; with_bits = false; break;
+    case kDLFloat6_e3m2fn: base = "float6_e3m2fn"; with_bits = false; break;
+    case kDLFloat4_e2m1fn: base = "float4_e2m1fn"; with_bits = false; break;
+    default: break;
+  }
+  if (base == nullptr) {
+    out += "dtype(code=";
+    AppendUnsigned(out, dtype.code);
+    out += ", bits=";
+    AppendUnsigned(out, dtype.bits);
+    out += ", lanes=";
+    AppendUnsigned(out, dtype.lanes);
+    out += ')';
+    return;
+  }
+  out += base;
+  if (with_bits) AppendUnsigned(out, dtype.bits);
+  if (dtype.lanes != 1) {
+    out += 'x';
+    AppendUnsigned(out, dtype.lanes);
+  }
+}
+
+inline void AppendDevice(std::string& out, DLDevice device) {
+  const char* name = nullptr;
+  switch (device.device_type) {
+    case kDLCPU: name = "cpu"; break;
+    case kDLCUDA: name = "cuda"; break;
+    case kDLCUDAHost: name = "cuda_host"; break;
+    case kDLOpenCL: name = "opencl"; break;
+    case kDLVulkan: name = "vulkan"; break;
+    case kDLMetal: name = "metal"; break;
+    case kDLVPI: name = "vpi"; break;
+    case kDLROCM: name = "rocm"; break;
+    case kDLROCMHost: name = "rocm_host"; break;
+    case kDLExtDev: name = "ext_dev"; break;
+    case kDLCUDAManaged: name = "cuda_managed"; break;
+    case kDLOneAPI: name = "oneapi"; break;
+    case kDLWebGPU: name = "webgpu"; break;
+    case kDLHexagon: name = "hexagon"; break;
+    case kDLMAIA: name = "maia"; break;
+    case kDLTrn: name = "trn"; break;
+  }
+  if (name != nullptr) {
+    out += name;
+  } else {
+    out += "device_type(";
+    AppendSigned(out, static_cast<long long>(device.device_type));
+    out += ')';
+  }
+  out += ':';
+  AppendSigned(out, device.device_id);
 }
 
 }  // namespace detail
