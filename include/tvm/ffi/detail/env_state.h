@@ -41,8 +41,17 @@ struct EnvState {
   StreamOverride overrides[kMaxStreamOverrides];
 };
 
+// global-dynamic: the TLS model a shared object may use even when the file was compiled
+// without -fPIC (a hidden thread_local otherwise gets local-exec, which ld refuses in a .so).
+// Compiled with -fPIC this is what the compiler picks anyway.
+#if defined(__GNUC__) || defined(__clang__)
+#define TVM_FFI_DETAIL_TLS_MODEL __attribute__((tls_model("global-dynamic")))
+#else
+#define TVM_FFI_DETAIL_TLS_MODEL
+#endif
+
 TVM_FFI_DLL_LOCAL inline EnvState* GetEnvState() noexcept {
-  static thread_local EnvState state;  // zero-initialized: no dynamic init
+  static thread_local EnvState state TVM_FFI_DETAIL_TLS_MODEL;  // zero-initialized: no dynamic init
   EnvState* ptr = &state;
 #if defined(__GNUC__) || defined(__clang__)
   // In a dlopen'ed library each TLS address costs a __tls_get_addr call, and compilers prefer
