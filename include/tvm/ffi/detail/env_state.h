@@ -41,17 +41,10 @@ struct EnvState {
   StreamOverride overrides[kMaxStreamOverrides];
 };
 
-// global-dynamic: the TLS model a shared object may use even when the file was compiled
-// without -fPIC (a hidden thread_local otherwise gets local-exec, which ld refuses in a .so).
-// Compiled with -fPIC this is what the compiler picks anyway.
-#if defined(__GNUC__) || defined(__clang__)
-#define TVM_FFI_DETAIL_TLS_MODEL __attribute__((tls_model("global-dynamic")))
-#else
-#define TVM_FFI_DETAIL_TLS_MODEL
-#endif
-
+TVM_FFI_DETAIL_TLS_MODEL_BEGIN
 TVM_FFI_DLL_LOCAL inline EnvState* GetEnvState() noexcept {
-  static thread_local EnvState state TVM_FFI_DETAIL_TLS_MODEL;  // zero-initialized: no dynamic init
+  // Zero-initialized: no dynamic init. The TLS model keeps non-PIC objects linkable (base.h).
+  static thread_local EnvState state TVM_FFI_DETAIL_TLS_MODEL;
   EnvState* ptr = &state;
 #if defined(__GNUC__) || defined(__clang__)
   // In a dlopen'ed library each TLS address costs a __tls_get_addr call, and compilers prefer
@@ -61,6 +54,7 @@ TVM_FFI_DLL_LOCAL inline EnvState* GetEnvState() noexcept {
 #endif
   return ptr;
 }
+TVM_FFI_DETAIL_TLS_MODEL_END
 
 /*! \brief Installs a call's context for its duration (RAII; exceptions restore too). */
 class EnvCallScope {
