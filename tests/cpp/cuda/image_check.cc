@@ -37,9 +37,13 @@ std::string Verdict(const char* data, size_t n) {
   // nothing past it, stays within it, and InspectImage accepts that many bytes too.
   if (info.kind != detail::ImageKind::kPtx || info.nul_terminated) {
     const size_t size = detail::SelfDescribedSize(data);
-    const detail::ImageInfo again = detail::InspectImage(data, size);
-    if (size == 0 || size > n || !again.error.empty() || again.kind != info.kind) {
-      line += " SelfDescribedSize=" + std::to_string(size) + " (" + again.error + ")";
+    if (size == 0 || size > n) {
+      line += " SelfDescribedSize=" + std::to_string(size);
+    } else {
+      const detail::ImageInfo again = detail::InspectImage(data, size);
+      if (!again.error.empty() || again.kind != info.kind) {
+        line += " SelfDescribedSize=" + std::to_string(size) + " (" + again.error + ")";
+      }
     }
   }
   return line;

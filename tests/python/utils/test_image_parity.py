@@ -105,54 +105,61 @@ def test_every_prefix(images, check_cpp):
 
 # --- fuzzing -------------------------------------------------------------------------------
 
-# Values worth writing into a header field: boundaries of the checks and of the field's width.
-SPECIAL = (0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 47, 48, 55, 56, 63, 64, 65, 190)
-PTX_TOKENS = (
-    b".version",
-    b".target",
-    b" sm_",
-    b"sm_90a",
-    b"//",
-    b"/*",
-    b"*/",
-    b"\0",
-    b",",
-    b"\n",
-    b"\f",
-    b" ",
-    b"8.0",
-    b".",
-    b"a",
-    b"compute_",
+# Values worth writing into an offset or size: boundaries of the checks and of the width.
+SPECIAL = (0, 1, 2, 15, 16, 17, 47, 48, 55, 56, 63, 64, 65)
+# Values worth writing into a type or kind field: each one the checks treat differently.
+SECTION_TYPES = (0, 1, 3, 7, 8, 0x70000000)
+SEGMENT_TYPES = (0, 1, 6)
+ENTRY_KINDS = (0, 1, 2, 4)
+PTX_TOKENS = tuple(
+    b".version|.target| sm_|sm_90a|//|/*|*/|\0|,|\n|\f| |8.0|.|a|compute_".split(b"|")
 )
 
+# (offset, width, the values to try there or None for an offset/size) of one header's fields
+Record = list[tuple[int, int, "tuple[int, ...] | None"]]
 
-def cubin_fields(cubin: bytes, base: int = 0) -> list[tuple[int, int]]:
-    """(offset, width) of every header field the checks read, in an ELF image at `base`."""
-    fields = [(4, 1), (5, 1), (8, 1), (18, 2), (32, 8), (40, 8), (48, 4)]
-    fields += [(54, 2), (56, 2), (58, 2), (60, 2), (62, 2)]
+
+def cubin_records(cubin: bytes, base: int = 0) -> list[Record]:
+    """The ELF header, each section header and each program header of an ELF image at `base`:
+    the fields the checks read."""
+    records = [[(4, 1, (1, 2, 3)), (5, 1, (1, 2)), (8, 1, (7, 8)), (18, 2, (62, 190))]]
+    records += [[(32, 8, None), (40, 8, None), (48, 4, None)]]
+    records += [[(at, 2, None) for at in (54, 56, 58, 60, 62)]]
     phoff, shoff = struct.unpack_from("<QQ", cubin, 32)
     phnum, _, shnum = struct.unpack_from("<HHH", cubin, 56)
-    for i in range(shnum):
-        fields += [(shoff + 64 * i + at, width) for at, width in ((0, 4), (4, 4), (24, 8), (32, 8))]
-    for i in range(phnum):
-        fields += [(phoff + 56 * i + at, width) for at, width in ((0, 4), (8, 8), (32, 8))]
-    return [(base + at, width) for at, width in fields]
+    section = ((0, 4, None), (4, 4, SECTION_TYPES), (24, 8, None), (32, 8, None))
+    segment = ((0, 4, SEGMENT_TYPES), (8, 8, None), (32, 8, None))
+    records += [[(shoff + 64 * i + at, *f) for at, *f in section] for i in range(shnum)]
+    records += [[(phoff + 56 * i + at, *f) for at, *f in segment] for i in range(phnum)]
+    return [[(base + at, width, values) for at, width, values in r] for r in records]
 
 
-def fatbin_fields(fatbin: bytes) -> list[tuple[int, int]]:
-    fields = [(0, 4), (6, 2), (8, 8)]
+def fatbin_records(fatbin: bytes) -> list[Record]:
+    """The fatbin header, each entry header, and the headers of the uncompressed cubins inside."""
+    records = [[(0, 4, (0xBA55ED50, 0)), (6, 2, None), (8, 8, None)]]
+    entry = ((0, 2, ENTRY_KINDS), (4, 4, None), (8, 8, None), (28, 4, None), (40, 8, None))
     for at in image_corpus.fatbin_entries(fatbin):
-        fields += [(at + off, width) for off, width in ((0, 2), (4, 4), (8, 8), (28, 4), (40, 8))]
+        records.append([(at + off, *f) for off, *f in entry])
         (header,) = struct.unpack_from("<I", fatbin, at + 4)
-        if fatbin.startswith(b"\x7fELF", at + header):  # an uncompressed cubin inside
-            fields += cubin_fields(fatbin[at + header :], at + header)
-    return fields
+        if fatbin.startswith(b"\x7fELF", at + header):
+            records += cubin_records(fatbin[at + header :], at + header)
+    return records
 
 
-def mutate(data: bytes, fields: list[tuple[int, int]], text: bool, rng: random.Random) -> bytes:
-    """One to three random edits: bit flips, cuts, insertions, deletions, field overwrites
-    (with boundary values for binary images, PTX tokens for text)."""
+def field_value(
+    old: int, width: int, values: tuple[int, ...] | None, n: int, rng: random.Random
+) -> int:
+    if values is not None and rng.random() < 0.8:
+        return rng.choice(values)
+    top = 2 ** (8 * width)
+    near = (n - 1, n, n + 1, old + rng.randrange(-64, 65), rng.randrange(2 * n + 1))
+    return rng.choice((*SPECIAL, *near, top - 1, top // 2, rng.randrange(top))) % top
+
+
+def mutate(data: bytes, records: list[Record], text: bool, rng: random.Random) -> bytes:
+    """One to three random edits: bit flips, cuts, insertions, deletions, and for binary
+    images overwrites of some fields of one header (a section's type and offset together, say);
+    for PTX, tokens written over the text."""
     out = bytearray(data)
     for _ in range(rng.choice((1, 1, 2, 3))):
         op = rng.randrange(6)
@@ -172,24 +179,12 @@ def mutate(data: bytes, fields: list[tuple[int, int]], text: bool, rng: random.R
             token = rng.choice(PTX_TOKENS)
             out[pos : pos + len(token)] = token
         else:
-            at, width = rng.choice(fields)
-            if at + width > len(out):
-                continue
-            old = int.from_bytes(out[at : at + width], "little")
-            top = 2 ** (8 * width)
-            value = rng.choice(
-                (
-                    *SPECIAL,
-                    len(out) - 1,
-                    len(out),
-                    len(out) + 1,
-                    top - 1,
-                    top // 2,
-                    old + rng.randrange(-64, 65),
-                    rng.randrange(top),
-                )
-            )
-            out[at : at + width] = (value % top).to_bytes(width, "little")
+            record = rng.choice(records)
+            for at, width, values in rng.sample(record, rng.randrange(1, len(record) + 1)):
+                if at + width <= len(out):
+                    old = int.from_bytes(out[at : at + width], "little")
+                    value = field_value(old, width, values, len(out), rng)
+                    out[at : at + width] = value.to_bytes(width, "little")
     return bytes(out)
 
 
@@ -198,7 +193,7 @@ def test_fuzz_cpp_and_python_agree(images, check_cpp, capsys):
     count = int(os.environ.get("TVM_FFI_IMAGE_FUZZ_COUNT", "50000"))
     cubin, fatbin = images["sm_90a.cubin"][0], images["plain.fatbin"][0]
     ptx = images["compute_80.ptx"][0]
-    seeds = [(cubin, cubin_fields(cubin), False), (fatbin, fatbin_fields(fatbin), False)]
+    seeds = [(cubin, cubin_records(cubin), False), (fatbin, fatbin_records(fatbin), False)]
     seeds.append((ptx, [], True))
     rng = random.Random(seed)
     cases = []
