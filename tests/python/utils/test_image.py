@@ -73,3 +73,25 @@ def test_non_cuda_elf():
     host_elf = Path(sys.executable).read_bytes()[:4096]
     with pytest.raises(ValueError, match=r"^ELF image is not a CUBIN \(e_machine \d+"):
         check_image(host_elf)
+
+
+@pytest.mark.parametrize("prefix", [b"\f", b" " * 100, b" \t\n\v\f\r"])
+def test_ptx_after_whitespace(prefix):
+    ptx = prefix + b"// made by hand\n.version 8.0\n.target sm_80\n.address_size 64\n"
+    assert image_kind(ptx) == "ptx"
+    assert image_archs(ptx) == ["compute_80"]
+
+
+def test_cuda_source_is_not_ptx():
+    source = b"// kernels\n// .version 8.0\n__global__ void f() {}\n"
+    assert image_kind(source) == "ptx"  # judged from the first bytes only
+    with pytest.raises(
+        ValueError,
+        match=r"^not a PTX image: no \.version directive at its start \(only whitespace and "
+        r"comments may precede it\)$",
+    ):
+        check_image(source)
+    with pytest.raises(
+        ValueError, match=r"^not a PTX image: \.version is not followed by a \.target directive$"
+    ):
+        check_image(b".version 8.0\n.address_size 64\n")

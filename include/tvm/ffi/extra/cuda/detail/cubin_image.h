@@ -4,13 +4,39 @@
  * The driver trusts the sizes written inside an image, so a truncated file can make it read
  * past the buffer; checking here turns that into a ValueError. The same parsing yields the
  * architectures an image holds, which error messages print when the device cannot run it.
- * python/tvm_ffi/utils/_image.py implements the same rules; keep the two in step.
+ *
+ * python/tvm_ffi/utils/_image.py implements the same rules and must give the same verdict
+ * (accepted or not, the message, the kind and the architectures) on the same bytes;
+ * tests/python/utils/test_image_parity.py checks that on a shared corpus and by fuzzing.
+ * Every offset and size read from an image is checked against the image's length before
+ * use, with arithmetic that cannot wrap, whatever the section or entry type says.
+ *
+ * The rules, in the order they are applied:
+ * - Kind, from the first bytes: "\x7fELF" is a CUBIN; u32 0xBA55ED50 is a fatbin; text that,
+ *   after any ASCII whitespace (space \t \n \v \f \r, no limit on how much), starts with a
+ *   comment ("//" or slash-star) or ".version" is PTX. PTX text ends at its first NUL.
+ * - CUBIN: at least 64 bytes, ELF64, little-endian, e_machine 190. Both header tables (when
+ *   not empty) have the ELF64 entry sizes (64, 56) and lie in the image; e_shnum 0 needs
+ *   e_shoff 0 (no extended numbering); e_shstrndx is 0 or names an SHT_STRTAB section.
+ *   Every section other than SHT_NULL/SHT_NOBITS and every segment other than PT_NULL lies
+ *   in the image. The SM comes from e_flags, refined by the first SHT_NOTE section named
+ *   ".note.nv.tkinfo" (see CubinArch).
+ * - Fatbin: one or more fatbins back to back (trailing bytes that start no fatbin are
+ *   ignored). Each declares a header of at least 16 bytes and a body inside the image; the
+ *   body is entries of at least 16 header bytes plus their payload, fully inside the body
+ *   (a tail under 16 bytes is padding). PTX (1) and ELF (2) entries need a 48-byte header,
+ *   which holds their SM and flags; other kinds are skipped.
+ * - PTX: only whitespace and comments ("//" to the line end, slash-star to star-slash) may
+ *   precede ".version <major>.<minor>", which must be followed by ".target" and a comma-
+ *   separated list naming an "sm_<digits><lowercase letters>" target; nothing past that
+ *   list is read.
  */
 #ifndef TVM_FFI_EXTRA_CUDA_DETAIL_CUBIN_IMAGE_H_
 #define TVM_FFI_EXTRA_CUDA_DETAIL_CUBIN_IMAGE_H_
 
 #include <tvm/ffi/base.h>
-#include <cctype>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -65,60 +91,129 @@ constexpr uint16_t kElfMachineCuda = 190;  // EM_CUDA
 // Fatbin entry flags that mark architecture-specific ("a") and family ("f") code.
 constexpr uint64_t kFatbinFlagArchSpecific = 0x100000;
 constexpr uint64_t kFatbinFlagFamily = 0x200000;
+constexpr uint32_t kShtNull = 0, kShtStrtab = 3, kShtNote = 7, kShtNobits = 8;
 
-inline bool IsElf(const char* d, size_t n) {
-  return n >= 4 && std::memcmp(d, "\x7f" "ELF", 4) == 0;
+/*! \brief Whether bytes [off, off + len) lie in an image of n bytes; never wraps. */
+inline bool InImage(uint64_t off, uint64_t len, uint64_t n) { return off <= n && len <= n - off; }
+
+/*! \brief a + b in decimal, exact even where it exceeds 64 bits (for error messages). */
+inline std::string DecimalSum(uint64_t a, uint64_t b) {
+  const uint64_t low = a + b;
+  if (low >= a) return std::to_string(low);
+  // Wrapped: the sum is 2^64 + low; add the two decimal strings digit by digit.
+  const std::string x = "18446744073709551616", y = std::to_string(low);
+  std::string out;
+  int carry = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int digit = (x[x.size() - 1 - i] - '0') + (i < y.size() ? y[y.size() - 1 - i] - '0' : 0);
+    out.insert(out.begin(), static_cast<char>('0' + (digit + carry) % 10));
+    carry = (digit + carry) / 10;
+  }
+  return carry ? "1" + out : out;
 }
+
+// Compares byte by byte and stops at the first difference, so it never reads past a NUL
+// that ends a shorter string (SelfDescribedSize relies on that).
+inline bool ImageStartsWith(const char* d, size_t n, const char* lit) {
+  size_t i = 0;
+  for (; lit[i] != '\0'; ++i) {
+    if (i >= n || d[i] != lit[i]) return false;
+  }
+  return true;
+}
+
+inline bool IsImageSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+inline bool IsImageDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsImageLower(char c) { return c >= 'a' && c <= 'z'; }
+// PTX identifier characters (letters, digits, '_' and '$').
+inline bool IsPtxIdentChar(char c) {
+  return IsImageDigit(c) || IsImageLower(c) || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
+}
+
+inline bool IsElf(const char* d, size_t n) { return ImageStartsWith(d, n, "\177ELF"); }
 inline bool IsFatbin(const char* d, size_t n) {
-  return n >= 4 && ReadImage<uint32_t>(d) == kFatbinMagic;
+  return ImageStartsWith(d, n, "\x50\xed\x55\xba");  // kFatbinMagic, little-endian
 }
 inline bool IsPtxStart(const char* d, size_t n) {
   size_t i = 0;
-  while (i < n && (d[i] == ' ' || d[i] == '\t' || d[i] == '\r' || d[i] == '\n')) ++i;
-  if (i + 2 > n) return false;
-  return (d[i] == '/' && (d[i + 1] == '/' || d[i + 1] == '*')) ||
-         (n - i >= 8 && std::memcmp(d + i, ".version", 8) == 0);
+  while (i < n && IsImageSpace(d[i])) ++i;
+  return ImageStartsWith(d + i, n - i, "//") || ImageStartsWith(d + i, n - i, "/*") ||
+         ImageStartsWith(d + i, n - i, ".version");
 }
+
+/*! \brief The ELF64 header fields the checks use (the caller ensures 64 bytes). */
+struct ElfHeader {
+  uint8_t abi_version;
+  uint16_t machine, phentsize, phnum, shentsize, shnum, shstrndx;
+  uint32_t flags;
+  uint64_t phoff, shoff;
+
+  explicit ElfHeader(const char* d)
+      : abi_version(static_cast<uint8_t>(d[8])),
+        machine(ReadImage<uint16_t>(d + 18)),
+        phentsize(ReadImage<uint16_t>(d + 54)),
+        phnum(ReadImage<uint16_t>(d + 56)),
+        shentsize(ReadImage<uint16_t>(d + 58)),
+        shnum(ReadImage<uint16_t>(d + 60)),
+        shstrndx(ReadImage<uint16_t>(d + 62)),
+        flags(ReadImage<uint32_t>(d + 48)),
+        phoff(ReadImage<uint64_t>(d + 32)),
+        shoff(ReadImage<uint64_t>(d + 40)) {}
+};
 
 /*!
  * \brief The SM of a cubin. ELF ABI version 8 (CUDA 13) keeps it in e_flags bits 8..15 with
  *  "a" at bit 3; older cubins keep it in the low byte with "a" at bit 11. ptxas also records
  *  its command line ("-arch sm_90a") in .note.nv.tkinfo, which is the only place that tells
- *  "a" and "f" builds apart in CUDA 13 cubins, so it wins when present.
+ *  "a" and "f" builds apart in CUDA 13 cubins, so it wins when the first "-arch sm_" in it
+ *  names the header's SM followed by no letter, "a" or "f". Safe on any bytes: whatever it
+ *  reads is bounds-checked here too; "" when n is shorter than an ELF header.
  */
 inline std::string CubinArch(const char* d, size_t n) {
-  const uint8_t abi_version = static_cast<uint8_t>(d[8]);
-  const uint32_t flags = ReadImage<uint32_t>(d + 48);
-  const unsigned sm = abi_version >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
-  const bool accel = abi_version >= 8 ? (flags & 0x8) != 0 : (flags & 0x800) != 0;
-  std::string arch = "sm_" + std::to_string(sm) + (accel ? "a" : "");
-  const uint64_t shoff = ReadImage<uint64_t>(d + 40);
-  const uint16_t shnum = ReadImage<uint16_t>(d + 60);
-  const uint16_t shstrndx = ReadImage<uint16_t>(d + 62);
-  if (shstrndx >= shnum) return arch;
-  const char* strtab_hdr = d + shoff + 64 * static_cast<uint64_t>(shstrndx);
-  const uint64_t str_off = ReadImage<uint64_t>(strtab_hdr + 24);
-  const uint64_t str_size = ReadImage<uint64_t>(strtab_hdr + 32);
-  if (str_off > n || str_size > n - str_off) return arch;  // InspectCubin reports it
-  for (uint16_t i = 0; i < shnum; ++i) {
-    const char* hdr = d + shoff + 64 * static_cast<uint64_t>(i);
+  if (d == nullptr || n < 64) return "";
+  const ElfHeader h(d);
+  const unsigned sm = h.abi_version >= 8 ? (h.flags >> 8) & 0xff : h.flags & 0xff;
+  const bool accel = h.abi_version >= 8 ? (h.flags & 0x8) != 0 : (h.flags & 0x800) != 0;
+  const std::string number = std::to_string(sm);
+  std::string arch = "sm_" + number + (accel ? "a" : "");
+  if (h.shentsize != 64 || h.shstrndx == 0 || h.shstrndx >= h.shnum ||
+      !InImage(h.shoff, uint64_t{h.shnum} * 64, n)) {
+    return arch;
+  }
+  auto section = [&](uint64_t i) { return d + h.shoff + 64 * i; };
+  const char* strtab = section(h.shstrndx);
+  const uint64_t str_off = ReadImage<uint64_t>(strtab + 24);
+  const uint64_t str_size = ReadImage<uint64_t>(strtab + 32);
+  if (ReadImage<uint32_t>(strtab + 4) != kShtStrtab || !InImage(str_off, str_size, n)) {
+    return arch;
+  }
+  static const char kNote[] = ".note.nv.tkinfo";  // compared with its NUL
+  for (uint16_t i = 0; i < h.shnum; ++i) {
+    const char* hdr = section(i);
     const uint32_t name = ReadImage<uint32_t>(hdr);
-    static const char kNote[] = ".note.nv.tkinfo";
-    if (name >= str_size || str_size - name < sizeof(kNote)) continue;
-    if (std::memcmp(d + str_off + name, kNote, sizeof(kNote)) != 0) continue;
-    const std::string note(d + ReadImage<uint64_t>(hdr + 24), ReadImage<uint64_t>(hdr + 32));
-    const size_t at = note.find("-arch sm_");
-    if (at == std::string::npos) break;
-    size_t end = at + 9;
-    while (end < note.size() && (std::isalnum(static_cast<unsigned char>(note[end])))) ++end;
-    const std::string token = note.substr(at + 6, end - at - 6);  // e.g. "sm_90a"
-    const std::string number = std::to_string(sm);
-    const size_t digits_end = 3 + number.size();
-    // Only trust the note when it names the same SM number as the header.
-    if (token.compare(3, number.size(), number) == 0 &&
-        (token.size() == digits_end ||
-         !std::isdigit(static_cast<unsigned char>(token[digits_end])))) {
-      arch = token;
+    if (!InImage(name, sizeof(kNote), str_size) ||
+        std::memcmp(d + str_off + name, kNote, sizeof(kNote)) != 0 ||
+        ReadImage<uint32_t>(hdr + 4) != kShtNote) {
+      continue;
+    }
+    const uint64_t off = ReadImage<uint64_t>(hdr + 24), size = ReadImage<uint64_t>(hdr + 32);
+    if (!InImage(off, size, n)) break;
+    static const char kArch[] = "-arch sm_";
+    const char* note = d + off;
+    const char* end = note + size;
+    const char* at = std::search(note, end, kArch, kArch + sizeof(kArch) - 1);
+    if (at == end) break;
+    const char* digits = at + sizeof(kArch) - 1;
+    const char* p = digits;
+    while (p < end && IsImageDigit(*p)) ++p;
+    const char* suffix = p;
+    while (p < end && IsImageLower(*p)) ++p;
+    const std::string letters(suffix, p);
+    if (std::string(digits, suffix) == number &&
+        (letters.empty() || letters == "a" || letters == "f")) {
+      arch = "sm_" + number + letters;
     }
     break;
   }
@@ -128,39 +223,66 @@ inline std::string CubinArch(const char* d, size_t n) {
 inline void InspectCubin(const char* d, size_t n, ImageInfo* info) {
   info->kind = ImageKind::kCubin;
   auto fail = [&](const std::string& why) { info->error = why; };
-  if (n < 64) return fail("truncated CUBIN image: " + std::to_string(n) +
-                          " bytes, smaller than an ELF header (64 bytes)");
+  auto truncated = [&](const std::string& what, uint64_t off, uint64_t len) {
+    fail("truncated or corrupt CUBIN image: " + what + " ends at byte " + DecimalSum(off, len) +
+         " but the image has " + std::to_string(n) + " bytes");
+  };
+  if (n < 64) {
+    return fail("truncated CUBIN image: " + std::to_string(n) +
+                " bytes, smaller than an ELF header (64 bytes)");
+  }
   if (d[4] != 2) return fail("not a 64-bit ELF image (CUBINs are ELF64)");
-  const uint16_t machine = ReadImage<uint16_t>(d + 18);
-  if (machine != kElfMachineCuda) {
-    return fail("ELF image is not a CUBIN (e_machine " + std::to_string(machine) +
+  if (d[5] != 1) return fail("not a little-endian ELF image (CUBINs are little-endian)");
+  const ElfHeader h(d);
+  if (h.machine != kElfMachineCuda) {
+    return fail("ELF image is not a CUBIN (e_machine " + std::to_string(h.machine) +
                 ", expected 190 for NVIDIA CUDA)");
   }
-  const uint64_t shoff = ReadImage<uint64_t>(d + 40);
-  const uint16_t shentsize = ReadImage<uint16_t>(d + 58);
-  const uint16_t shnum = ReadImage<uint16_t>(d + 60);
-  const uint64_t phoff = ReadImage<uint64_t>(d + 32);
-  const uint16_t phentsize = ReadImage<uint16_t>(d + 54);
-  const uint16_t phnum = ReadImage<uint16_t>(d + 56);
-  auto past_end = [&](uint64_t off, uint64_t len) { return off > n || len > n - off; };
-  auto truncated = [&](const std::string& what, uint64_t off, uint64_t len) {
-    fail("truncated or corrupt CUBIN image: " + what + " ends at byte " +
-         std::to_string(off + len) + " but the image has " + std::to_string(n) + " bytes");
-  };
-  if (shnum != 0 && shentsize != 64) return fail("corrupt CUBIN image: bad section entry size");
-  if (past_end(shoff, uint64_t{shnum} * shentsize)) {
-    return truncated("the section table", shoff, uint64_t{shnum} * shentsize);
+  if (h.shnum == 0 && h.shoff != 0) {
+    return fail(
+        "corrupt CUBIN image: e_shnum is 0 but e_shoff is not "
+        "(extended section numbering is not supported)");
   }
-  if (past_end(phoff, uint64_t{phnum} * phentsize)) {
-    return truncated("the program header table", phoff, uint64_t{phnum} * phentsize);
+  if (h.shnum != 0 && h.shentsize != 64) {
+    return fail("corrupt CUBIN image: section header size " + std::to_string(h.shentsize) +
+                ", expected 64");
   }
-  for (uint16_t i = 0; i < shnum; ++i) {
-    const char* hdr = d + shoff + 64 * uint64_t{i};
+  if (h.shnum != 0 && !InImage(h.shoff, uint64_t{h.shnum} * 64, n)) {
+    return truncated("the section table", h.shoff, uint64_t{h.shnum} * 64);
+  }
+  if (h.phnum != 0 && h.phentsize != 56) {
+    return fail("corrupt CUBIN image: program header size " + std::to_string(h.phentsize) +
+                ", expected 56");
+  }
+  if (h.phnum != 0 && !InImage(h.phoff, uint64_t{h.phnum} * 56, n)) {
+    return truncated("the program header table", h.phoff, uint64_t{h.phnum} * 56);
+  }
+  if (h.shstrndx != 0 && h.shstrndx >= h.shnum) {
+    return fail("corrupt CUBIN image: section name table index " + std::to_string(h.shstrndx) +
+                " is out of range (" + std::to_string(h.shnum) + " sections)");
+  }
+  for (uint16_t i = 0; i < h.shnum; ++i) {
+    const char* hdr = d + h.shoff + 64 * uint64_t{i};
     const uint32_t type = ReadImage<uint32_t>(hdr + 4);
-    const uint64_t off = ReadImage<uint64_t>(hdr + 24);
-    const uint64_t len = ReadImage<uint64_t>(hdr + 32);
-    if (type != 8 /* SHT_NOBITS */ && type != 0 && past_end(off, len)) {
+    const uint64_t off = ReadImage<uint64_t>(hdr + 24), len = ReadImage<uint64_t>(hdr + 32);
+    // SHT_NULL and SHT_NOBITS occupy no bytes of the file: their offsets mean nothing here.
+    if (type != kShtNull && type != kShtNobits && !InImage(off, len, n)) {
       return truncated("section " + std::to_string(i), off, len);
+    }
+  }
+  for (uint16_t i = 0; i < h.phnum; ++i) {
+    const char* hdr = d + h.phoff + 56 * uint64_t{i};
+    const uint64_t off = ReadImage<uint64_t>(hdr + 8), len = ReadImage<uint64_t>(hdr + 32);
+    if (ReadImage<uint32_t>(hdr) != 0 /* PT_NULL */ && !InImage(off, len, n)) {
+      return truncated("segment " + std::to_string(i), off, len);
+    }
+  }
+  if (h.shstrndx != 0) {
+    const uint32_t type = ReadImage<uint32_t>(d + h.shoff + 64 * uint64_t{h.shstrndx} + 4);
+    if (type != kShtStrtab) {
+      return fail("corrupt CUBIN image: the section name table (section " +
+                  std::to_string(h.shstrndx) + ") is not a string table (type " +
+                  std::to_string(type) + ")");
     }
   }
   info->entries.push_back({ImageKind::kCubin, CubinArch(d, n)});
@@ -168,30 +290,44 @@ inline void InspectCubin(const char* d, size_t n, ImageInfo* info) {
 
 inline void InspectFatbin(const char* d, size_t n, ImageInfo* info) {
   info->kind = ImageKind::kFatbin;
+  auto fail = [&](const std::string& why) { info->error = why; };
+  if (n < 16) {
+    return fail("truncated fatbin image: " + std::to_string(n) +
+                " bytes, smaller than a fatbin header (16 bytes)");
+  }
   size_t pos = 0;
   // A fatbin file may hold several fatbins back to back (one per translation unit).
-  while (pos + 16 <= n && ReadImage<uint32_t>(d + pos) == kFatbinMagic) {
+  while (n - pos >= 16 && ReadImage<uint32_t>(d + pos) == kFatbinMagic) {
     const uint16_t header = ReadImage<uint16_t>(d + pos + 6);
     const uint64_t body = ReadImage<uint64_t>(d + pos + 8);
-    if (header < 16 || header > n - pos || body > n - pos - header) {
-      info->error = "truncated fatbin image: its header declares " +
-                    std::to_string(uint64_t{header} + body) + " bytes but the image has " +
-                    std::to_string(n - pos) + " bytes";
-      return;
+    if (header < 16) {
+      return fail("corrupt fatbin image: the fatbin at byte " + std::to_string(pos) +
+                  " declares a " + std::to_string(header) + "-byte header (at least 16)");
+    }
+    if (!InImage(header, body, n - pos)) {
+      return fail("truncated fatbin image: its header declares " + DecimalSum(header, body) +
+                  " bytes but the image has " + std::to_string(n - pos) + " bytes");
     }
     size_t at = pos + header;
-    const size_t end = at + body;
-    while (at < end) {
-      if (end - at < 16) break;  // trailing padding
+    const size_t end = at + static_cast<size_t>(body);
+    while (end - at >= 16) {  // a shorter tail is padding
       const uint16_t kind = ReadImage<uint16_t>(d + at);
       const uint32_t entry_header = ReadImage<uint32_t>(d + at + 4);
       const uint64_t payload = ReadImage<uint64_t>(d + at + 8);
-      if (entry_header < 16 || entry_header > end - at || payload > end - at - entry_header) {
-        info->error = "corrupt fatbin image: the entry at byte " + std::to_string(at) +
-                      " runs past the end of the fatbin";
-        return;
+      if (entry_header < 16) {
+        return fail("corrupt fatbin image: the entry at byte " + std::to_string(at) +
+                    " declares a " + std::to_string(entry_header) + "-byte header (at least 16)");
       }
-      if (entry_header >= 48 && (kind == 1 || kind == 2)) {
+      if (!InImage(entry_header, payload, end - at)) {
+        return fail("corrupt fatbin image: the entry at byte " + std::to_string(at) +
+                    " runs past the end of the fatbin");
+      }
+      if (kind == 1 || kind == 2) {
+        if (entry_header < 48) {
+          return fail("corrupt fatbin image: the code entry at byte " + std::to_string(at) +
+                      " has a " + std::to_string(entry_header) +
+                      "-byte header, too short to name its architecture (48)");
+        }
         const uint32_t sm = ReadImage<uint32_t>(d + at + 28);
         const uint64_t flags = ReadImage<uint64_t>(d + at + 40);
         std::string arch = (kind == 1 ? "compute_" : "sm_") + std::to_string(sm);
@@ -199,11 +335,35 @@ inline void InspectFatbin(const char* d, size_t n, ImageInfo* info) {
         if (flags & kFatbinFlagFamily) arch += "f";
         info->entries.push_back({kind == 1 ? ImageKind::kPtx : ImageKind::kCubin, arch});
       }
-      at += entry_header + payload;
+      at += entry_header + static_cast<size_t>(payload);
     }
     pos = end;
   }
-  if (pos == 0) info->error = "truncated fatbin image: " + std::to_string(n) + " bytes";
+}
+
+// Skips whitespace, "//" line comments and "/* */" block comments in d[i, n).
+inline size_t SkipPtxSpace(const char* d, size_t n, size_t i) {
+  while (i < n) {
+    if (IsImageSpace(d[i])) {
+      ++i;
+    } else if (ImageStartsWith(d + i, n - i, "//")) {
+      const void* eol = std::memchr(d + i + 2, '\n', n - i - 2);
+      i = eol ? static_cast<const char*>(eol) - d + 1 : n;
+    } else if (ImageStartsWith(d + i, n - i, "/*")) {
+      static const char kClose[] = "*/";
+      const char* close = std::search(d + i + 2, d + n, kClose, kClose + 2);
+      i = close == d + n ? n : close - d + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Whether d[i, n) starts with the directive `word` as a whole token.
+inline bool PtxDirectiveAt(const char* d, size_t n, size_t i, const char* word) {
+  const size_t len = std::strlen(word);
+  return ImageStartsWith(d + i, n - i, word) && (n - i == len || !IsPtxIdentChar(d[i + len]));
 }
 
 inline void InspectPtx(const char* d, size_t n, ImageInfo* info) {
@@ -211,14 +371,51 @@ inline void InspectPtx(const char* d, size_t n, ImageInfo* info) {
   const void* nul = std::memchr(d, 0, n);
   info->nul_terminated = nul != nullptr;
   const size_t len = nul ? static_cast<const char*>(nul) - d : n;
-  const std::string head(d, len < 65536 ? len : 65536);
-  const size_t at = head.find(".target");
-  if (at == std::string::npos) return;
-  size_t i = head.find("sm_", at);
-  if (i == std::string::npos || i > at + 16) return;
-  size_t end = i + 3;
-  while (end < head.size() && std::isalnum(static_cast<unsigned char>(head[end]))) ++end;
-  info->entries.push_back({ImageKind::kPtx, "compute_" + head.substr(i + 3, end - i - 3)});
+  size_t i = SkipPtxSpace(d, len, 0);
+  if (!PtxDirectiveAt(d, len, i, ".version")) {
+    info->error =
+        "not a PTX image: no .version directive at its start (only whitespace and comments "
+        "may precede it)";
+    return;
+  }
+  auto bad_version = [&] {
+    info->error = "not a PTX image: malformed .version directive (expected e.g. .version 8.5)";
+  };
+  i = SkipPtxSpace(d, len, i + 8);
+  const size_t major = i;
+  while (i < len && IsImageDigit(d[i])) ++i;
+  if (i == major || i == len || d[i] != '.') return bad_version();
+  const size_t minor = ++i;
+  while (i < len && IsImageDigit(d[i])) ++i;
+  if (i == minor || (i < len && (IsPtxIdentChar(d[i]) || d[i] == '.'))) return bad_version();
+  i = SkipPtxSpace(d, len, i);
+  if (!PtxDirectiveAt(d, len, i, ".target")) {
+    info->error = "not a PTX image: .version is not followed by a .target directive";
+    return;
+  }
+  i = SkipPtxSpace(d, len, i + 7);
+  std::string arch;
+  while (true) {  // the target list: identifiers separated by commas
+    const size_t start = i;
+    while (i < len && IsPtxIdentChar(d[i])) ++i;
+    if (i == start) break;
+    // The architecture is the first item of the form sm_<digits><lowercase letters>.
+    if (arch.empty() && ImageStartsWith(d + start, i - start, "sm_")) {
+      size_t j = start + 3;
+      while (j < i && IsImageDigit(d[j])) ++j;
+      const size_t digits_end = j;
+      while (j < i && IsImageLower(d[j])) ++j;
+      if (digits_end > start + 3 && j == i) arch = "compute_" + std::string(d + start + 3, d + i);
+    }
+    i = SkipPtxSpace(d, len, i);
+    if (i >= len || d[i] != ',') break;
+    i = SkipPtxSpace(d, len, i + 1);
+  }
+  if (arch.empty()) {
+    info->error = "not a PTX image: its .target directive names no sm_ architecture";
+    return;
+  }
+  info->entries.push_back({ImageKind::kPtx, arch});
 }
 
 /*! \brief Classifies and checks `n` bytes at `d`; ImageInfo::error says what is wrong. */
@@ -247,27 +444,51 @@ inline ImageInfo InspectImage(const char* d, size_t n) {
 /*!
  * \brief The size of an image known only by its start (the unsized constructor): ELF and
  *  fatbin headers record it, PTX ends at its NUL. 0 when the start is not recognised.
+ *
+ *  It has to trust the header (there is no length to check against), but reads nothing past
+ *  the extent the header declares, and never past a NUL when the start is not an image. For
+ *  an image InspectImage accepts with n bytes it returns at most n, and InspectImage accepts
+ *  the first SelfDescribedSize bytes too. A declared size that does not fit in 64 bits gives
+ *  the header alone, which InspectImage then reports as truncated.
  */
 inline size_t SelfDescribedSize(const char* d) {
   if (d == nullptr) return 0;
+  const size_t kMax = static_cast<size_t>(-1);
   if (IsElf(d, 4)) {
     uint64_t size = 64;
-    auto extend = [&](uint64_t end) { size = end > size ? end : size; };
-    const uint64_t shoff = ReadImage<uint64_t>(d + 40);
-    const uint16_t shnum = ReadImage<uint16_t>(d + 60);
-    extend(ReadImage<uint64_t>(d + 32) +
-           uint64_t{ReadImage<uint16_t>(d + 54)} * ReadImage<uint16_t>(d + 56));
-    extend(shoff + 64 * uint64_t{shnum});
-    for (uint16_t i = 0; i < shnum; ++i) {
-      const char* hdr = d + shoff + 64 * uint64_t{i};
-      if (ReadImage<uint32_t>(hdr + 4) != 8) {
-        extend(ReadImage<uint64_t>(hdr + 24) + ReadImage<uint64_t>(hdr + 32));
+    auto extend = [&](uint64_t off, uint64_t len) {
+      if (len <= UINT64_MAX - off && off + len > size) size = off + len;
+    };
+    const ElfHeader h(d);
+    if (d[4] != 2 || d[5] != 1 || h.machine != kElfMachineCuda) return 64;
+    const uint64_t table = uint64_t{h.shnum} * 64;
+    if (h.shnum != 0 && (h.shentsize != 64 || h.shoff > UINT64_MAX - table)) return 64;
+    if (h.phnum != 0 && (h.phentsize != 56 || h.phoff > UINT64_MAX - uint64_t{h.phnum} * 56)) {
+      return 64;
+    }
+    if (h.shnum != 0) extend(h.shoff, table);
+    if (h.phnum != 0) extend(h.phoff, uint64_t{h.phnum} * 56);
+    for (uint16_t i = 0; i < h.shnum; ++i) {
+      const char* hdr = d + h.shoff + 64 * uint64_t{i};
+      const uint32_t type = ReadImage<uint32_t>(hdr + 4);
+      if (type != kShtNull && type != kShtNobits) {
+        extend(ReadImage<uint64_t>(hdr + 24), ReadImage<uint64_t>(hdr + 32));
       }
     }
-    return static_cast<size_t>(size);
+    for (uint16_t i = 0; i < h.phnum; ++i) {
+      const char* hdr = d + h.phoff + 56 * uint64_t{i};
+      if (ReadImage<uint32_t>(hdr) != 0) {
+        extend(ReadImage<uint64_t>(hdr + 8), ReadImage<uint64_t>(hdr + 32));
+      }
+    }
+    return size > kMax ? kMax : static_cast<size_t>(size);
   }
-  if (IsFatbin(d, 4)) return ReadImage<uint16_t>(d + 6) + ReadImage<uint64_t>(d + 8);
-  if (IsPtxStart(d, strnlen(d, 4096))) return std::strlen(d);
+  if (IsFatbin(d, 4)) {
+    const uint64_t header = ReadImage<uint16_t>(d + 6), body = ReadImage<uint64_t>(d + 8);
+    if (header < 16 || body > UINT64_MAX - header || header + body > kMax) return 16;
+    return static_cast<size_t>(header + body);
+  }
+  if (IsPtxStart(d, kMax)) return std::strlen(d);
   return 0;
 }
 
