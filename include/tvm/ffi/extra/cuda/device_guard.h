@@ -47,8 +47,9 @@ struct CUDADeviceGuard {  // a struct, as apache-tvm-ffi declares it
       if (api_->CtxGetDevice(&current) == CUDA_SUCCESS && current == device) return;
     }
     CUcontext target = nullptr;
-    r = detail::PrimaryContext(*api_, device, &target);
-    if (r != CUDA_SUCCESS) Fail("cuDevicePrimaryCtxRetain", r);
+    const char* failed = nullptr;
+    r = detail::PrimaryContext(*api_, device, &target, &failed);
+    if (r != CUDA_SUCCESS) Fail(failed, r);
     r = api_->CtxSetCurrent(target);
     if (r != CUDA_SUCCESS) Fail("cuCtxSetCurrent", r);
     switched_ = true;

@@ -237,11 +237,13 @@ inline bool EnsureCurrentContext(const DriverApi& api) {
 
 // ---- Section: making a device current (CUDADeviceGuard) ------------------------------------
 /*!
- * \brief Device `device`'s primary context in `*ctx`, or the driver's error. Retained once per
- *  library and kept for the life of the process, as the runtime keeps it: a guard created on
- *  every call must not grow the driver's retain count without bound.
+ * \brief Device `device`'s primary context in `*ctx`, or the driver's error (and in `*failed`
+ *  the entry point that gave it). Retained once per library and kept for the life of the
+ *  process, as the runtime keeps it: a guard made on every call must not grow the driver's
+ *  retain count without bound.
  */
-inline CUresult PrimaryContext(const DriverApi& api, int device, CUcontext* ctx) {
+inline CUresult PrimaryContext(const DriverApi& api, int device, CUcontext* ctx,
+                               const char** failed) {
   constexpr int kCached = 128;  // device ordinals beyond this are retained on every call
   static std::atomic<CUcontext> cache[kCached];  // static storage: starts out all null
   const bool cacheable = device >= 0 && device < kCached;
@@ -250,8 +252,11 @@ inline CUresult PrimaryContext(const DriverApi& api, int device, CUcontext* ctx)
     if (*ctx != nullptr) return CUDA_SUCCESS;
   }
   CUdevice dev = 0;
+  *failed = "cuDeviceGet";
   CUresult r = api.DeviceGet(&dev, device);
-  if (r == CUDA_SUCCESS) r = api.DevicePrimaryCtxRetain(ctx, dev);
+  if (r != CUDA_SUCCESS) return r;
+  *failed = "cuDevicePrimaryCtxRetain";
+  r = api.DevicePrimaryCtxRetain(ctx, dev);
   if (r != CUDA_SUCCESS || !cacheable) return r;
   CUcontext expected = nullptr;
   if (!cache[device].compare_exchange_strong(expected, *ctx, std::memory_order_acq_rel) &&
