@@ -2,7 +2,9 @@
 #include <tvm/ffi/extra/cuda/cubin_launcher.h>
 #include <tvm/ffi/string.h>
 
+#include <cstdint>
 #include <type_traits>
+#include <utility>
 
 using tvm::ffi::CubinKernel;
 using tvm::ffi::CubinModule;
@@ -31,6 +33,23 @@ static_assert(LaunchResult(CUDA_SUCCESS) != cudaErrorInvalidValue, "");
 static_assert(cudaSuccess == LaunchResult(CUDA_SUCCESS), "");
 static_assert(static_cast<int>(LaunchResult(CUDA_ERROR_NOT_FOUND)) == 500, "");
 
+// The static-size form lives under its own names: a (static, dynamic) pair no longer fits
+// the names whose single argument is the dynamic size.
+template <typename M, typename = void>
+struct TakesStaticAndDynamic : std::false_type {};
+template <typename M>
+struct TakesStaticAndDynamic<
+    M, std::void_t<decltype(std::declval<const M&>().GetKernelWithMaxDynamicSharedMemory(
+           "k", size_t{0}, int64_t{0}))>> : std::true_type {};
+static_assert(!TakesStaticAndDynamic<CubinModule>::value, "");
+template <typename K, typename = void>
+struct KernelTakesStaticAndDynamic : std::false_type {};
+template <typename K>
+struct KernelTakesStaticAndDynamic<
+    K, std::void_t<decltype(std::declval<const K&>().SetMaxDynamicSharedMemory(
+           size_t{0}, int64_t{0}))>> : std::true_type {};
+static_assert(!KernelTakesStaticAndDynamic<CubinKernel>::value, "");
+
 TVM_FFI_EMBED_CUBIN(api_test);
 
 void BothSpellings(void* s) {
@@ -50,8 +69,14 @@ void BothSpellings(void* s) {
 
 void Extended(void* s, float* x, float* y, int n) {
   const CubinModule& module = TVM_FFI_EMBED_CUBIN_GET_MODULE(api_test);
-  CubinKernel kernel = module.GetKernelWithMaxDynamicSharedMemory("add_one", 0);
-  kernel.SetMaxDynamicSharedMemory(1024, 200 * 1024);
+  // apache-tvm-ffi's meaning: the second argument is the dynamic shared memory in bytes.
+  CubinKernel kernel = module.GetKernelWithMaxDynamicSharedMemory("add_one", 100 * 1024);
+  CubinKernel widest = module.GetKernelWithMaxDynamicSharedMemory("add_one");
+  CubinKernel given = module.GetKernelWithMaxDynamicSharedMemoryForStatic("add_one", 1024, -1);
+  kernel.SetMaxDynamicSharedMemory(200 * 1024);
+  widest.SetMaxDynamicSharedMemory();
+  given.SetMaxDynamicSharedMemoryForStatic(1024, 200 * 1024);
+  given.SetMaxDynamicSharedMemoryForStatic(0);
   LaunchConfig config(Dim(16), Dim(128), (CUstream)s, 4096);
   config.SetCluster(Dim(2, 1, 1))
       .SetClusterSchedulingPolicy(CU_CLUSTER_SCHEDULING_POLICY_SPREAD)
@@ -83,6 +108,7 @@ void Extended(void* s, float* x, float* y, int n) {
   raw.attrs = attrs;
   raw.numAttrs = 1;
   TVM_FFI_CHECK_CUDA_DRIVER_ERROR(kernel.LaunchEx(raw, args));
+  TVM_FFI_CHECK_CUDA_DRIVER_ERROR(kernel.LaunchEx(args, raw));  // apache-tvm-ffi's order
 
   CUkernel handle = kernel.GetHandle();
   CUlibrary library = module.GetHandle();

@@ -12,98 +12,33 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-INCLUDE = HERE.parents[2] / "include"
 SOURCES = ["guide_embedded.cc", "launch_api.cc"]
-WARNINGS = ["-Wall", "-Wextra", "-Werror"]
-
-
-def _cuda_home() -> Path:
-    try:
-        from tvm_ffi.cpp._toolchain import find_cuda_home
-
-        return Path(find_cuda_home())
-    except (ImportError, RuntimeError):
-        home = Path("/usr/local/cuda")
-        if not (home / "include" / "cuda.h").is_file():
-            pytest.skip("needs the CUDA toolkit headers")
-        return home
-
-
-def _cxx() -> str:
-    cxx = shutil.which("g++") or shutil.which("c++")
-    if cxx is None:
-        pytest.skip("needs a C++ compiler")
-    return cxx
-
-
-def _gxx_compile(source: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [
-        _cxx(),
-        "-std=c++17",
-        *WARNINGS,
-        "-fPIC",
-        f"-I{INCLUDE}",
-        f"-I{_cuda_home() / 'include'}",
-        *extra,
-        str(source),
-        "-o",
-        str(out),
-    ]
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
-def _has_driver() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
-def test_compiles_with_gxx(source, opt, tmp_path):
-    proc = _gxx_compile(HERE / source, tmp_path / "out.o", "-c", opt)
+def test_compiles_with_gxx(toolchain, source, opt, tmp_path):
+    proc = toolchain.gxx(HERE / source, tmp_path / "out.o", "-c", opt)
     assert proc.returncode == 0, proc.stderr
 
 
 @pytest.mark.parametrize("source", SOURCES)
-def test_compiles_with_nvcc(source, tmp_path):
-    nvcc = _cuda_home() / "bin" / "nvcc"
-    if not nvcc.is_file():
-        pytest.skip("needs nvcc")
-    cmd = [
-        str(nvcc),
-        "-std=c++17",
-        "-x",
-        "cu",
-        "-c",
-        "-Xcompiler",
-        ",".join(WARNINGS),
-        "-Werror",
-        "all-warnings",
-        f"-I{INCLUDE}",
-        str(HERE / source),
-        "-o",
-        str(tmp_path / "out.o"),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+def test_compiles_with_nvcc(toolchain, source, tmp_path):
+    proc = toolchain.nvcc_compile(HERE / source, tmp_path / "out.o")
     assert proc.returncode == 0, proc.stderr
 
 
-def test_typed_launch_refuses_objects(tmp_path):
-    proc = _gxx_compile(HERE / "bad_typed_launch.cc", tmp_path / "out.o", "-c")
+def test_typed_launch_refuses_objects(toolchain, tmp_path):
+    proc = toolchain.gxx(HERE / "bad_typed_launch.cc", tmp_path / "out.o", "-c")
     assert proc.returncode != 0
     assert "kernel arguments are copied bytewise" in proc.stderr
 
 
-def test_library_needs_no_cuda_library(tmp_path):
+def test_library_needs_no_cuda_library(toolchain, tmp_path):
     """The guide's code plus an embedded image links with no CUDA library and loads."""
     if shutil.which("ld") is None or shutil.which("objcopy") is None:
         pytest.skip("needs binutils")
-    nvcc = _cuda_home() / "bin" / "nvcc"
-    if not nvcc.is_file():
-        pytest.skip("needs nvcc")
+    nvcc = toolchain.nvcc
     from tvm_ffi.utils import embed_cubin
 
     kernel = tmp_path / "k.cu"
@@ -113,13 +48,13 @@ def test_library_needs_no_cuda_library(tmp_path):
         check=True,
     )
     obj = tmp_path / "guide.o"
-    proc = _gxx_compile(HERE / "guide_embedded.cc", obj, "-c")
+    proc = toolchain.gxx(HERE / "guide_embedded.cc", obj, "-c")
     assert proc.returncode == 0, proc.stderr
     embed_cubin(tmp_path / "merged.o", tmp_path / "k.cubin", "my_kernels", input_obj=obj)
     lib = tmp_path / "libguide.so"
     subprocess.run(
         [
-            _cxx(),
+            toolchain.cxx,
             "-shared",
             str(tmp_path / "merged.o"),
             "-o",
@@ -133,11 +68,11 @@ def test_library_needs_no_cuda_library(tmp_path):
     ctypes.CDLL(str(lib))  # loads on a machine without a driver
 
 
-def test_errors_without_a_driver(tmp_path):
-    if _has_driver():
+def test_errors_without_a_driver(toolchain, has_driver, tmp_path):
+    if has_driver:
         pytest.skip("this machine has libcuda.so.1; the no-driver path is not reachable")
     exe = tmp_path / "no_driver"
-    proc = _gxx_compile(HERE / "no_driver.cc", exe)
+    proc = toolchain.gxx(HERE / "no_driver.cc", exe)
     assert proc.returncode == 0, proc.stderr
     cubin = tmp_path / "fake.cubin"
     # A well-formed CUDA ELF header is all the loader checks before it needs the driver.

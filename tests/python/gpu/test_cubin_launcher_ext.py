@@ -106,7 +106,7 @@ void SmemReverseImage(tvm::ffi::Bytes image, TensorView x, TensorView y, bool op
   CubinModule module(image);
   const uint32_t smem = 200 * 1024;
   tvm::ffi::CubinKernel kernel = opt_in
-      ? module.GetKernelWithMaxDynamicSharedMemory("smem_reverse", 0, smem)
+      ? module.GetKernelWithMaxDynamicSharedMemoryForStatic("smem_reverse", 0, smem)
       : module.GetKernel("smem_reverse");
   void* xp = x.data_ptr();
   void* yp = y.data_ptr();

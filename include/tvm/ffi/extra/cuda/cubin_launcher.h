@@ -6,6 +6,10 @@
  * (cuLibraryLoadData): the driver loads them into each device's context when first used
  * there, and a launch runs in the context of its stream (the current context for stream 0).
  * docs/guides/cubin_launcher.md is the user guide.
+ *
+ * This is the one header launcher code includes; it brings the rest of the family along:
+ * base.h (dim3, check macros), launch_config.h (LaunchConfig, LaunchResult),
+ * internal/unified_api.h (apache-tvm-ffi's cuda_api names) and embed_cubin.h (the macros).
  */
 #ifndef TVM_FFI_EXTRA_CUDA_CUBIN_LAUNCHER_H_
 #define TVM_FFI_EXTRA_CUDA_CUBIN_LAUNCHER_H_
@@ -14,9 +18,12 @@
 #include <driver_types.h>
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/cuda/base.h>
 #include <tvm/ffi/extra/cuda/detail/cubin_image.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api.h>
+#include <tvm/ffi/extra/cuda/internal/unified_api.h>
+#include <tvm/ffi/extra/cuda/launch_config.h>
 // Wrappers around a launch are exported functions; the guide's code relies on this include.
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
@@ -24,8 +31,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -39,143 +46,6 @@
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
-
-/*! \brief Grid or block extent; unset dimensions are 1. CUDA's own ::dim3 converts to it. */
-struct dim3 {
-  unsigned int x = 1;
-  unsigned int y = 1;
-  unsigned int z = 1;
-  constexpr dim3() = default;
-  constexpr explicit dim3(unsigned int x) : x(x) {}
-  constexpr dim3(unsigned int x, unsigned int y) : x(x), y(y) {}
-  constexpr dim3(unsigned int x, unsigned int y, unsigned int z) : x(x), y(y), z(z) {}
-  constexpr dim3(const ::dim3& d) : x(d.x), y(d.y), z(d.z) {}  // NOLINT: implicit on purpose
-};
-
-/*!
- * \brief What a launch returns: converts to both CUresult and cudaError_t, whose codes are
- *  numerically the same, so code written against either API compiles unchanged. (An
- *  overload on the stream type cannot tell them apart: CUstream and cudaStream_t are one type.)
- */
-class LaunchResult {
- public:
-  constexpr LaunchResult(CUresult code) noexcept : code_(code) {}  // NOLINT: implicit on purpose
-  constexpr operator CUresult() const noexcept { return code_; }   // NOLINT
-  constexpr operator cudaError_t() const noexcept {                // NOLINT
-    return static_cast<cudaError_t>(code_);
-  }
-  constexpr explicit operator int() const noexcept { return static_cast<int>(code_); }
-  constexpr int code() const noexcept { return static_cast<int>(code_); }
-  constexpr bool ok() const noexcept { return code_ == CUDA_SUCCESS; }
-
-  friend constexpr bool operator==(LaunchResult a, LaunchResult b) { return a.code_ == b.code_; }
-  friend constexpr bool operator!=(LaunchResult a, LaunchResult b) { return a.code_ != b.code_; }
-  friend constexpr bool operator==(LaunchResult a, CUresult b) { return a.code_ == b; }
-  friend constexpr bool operator!=(LaunchResult a, CUresult b) { return a.code_ != b; }
-  friend constexpr bool operator==(CUresult a, LaunchResult b) { return a == b.code_; }
-  friend constexpr bool operator!=(CUresult a, LaunchResult b) { return a != b.code_; }
-  friend constexpr bool operator==(LaunchResult a, cudaError_t b) { return a.code() == b; }
-  friend constexpr bool operator!=(LaunchResult a, cudaError_t b) { return a.code() != b; }
-  friend constexpr bool operator==(cudaError_t a, LaunchResult b) { return a == b.code(); }
-  friend constexpr bool operator!=(cudaError_t a, LaunchResult b) { return a != b.code(); }
-
- private:
-  CUresult code_;
-};
-
-/*!
- * \brief Everything a cuLaunchKernelEx launch takes, built without heap allocation: the
- *  attributes live inline (at most kMaxAttributes). Setting an attribute twice replaces it.
- */
-class LaunchConfig {
- public:
-  static constexpr unsigned kMaxAttributes = 8;
-
-  LaunchConfig() = default;
-  LaunchConfig(dim3 grid, dim3 block, CUstream stream = nullptr, uint32_t dynamic_smem_bytes = 0)
-      : grid_(grid), block_(block), stream_(stream), dynamic_smem_bytes_(dynamic_smem_bytes) {}
-
-  LaunchConfig& SetGrid(dim3 grid) { return grid_ = grid, *this; }
-  LaunchConfig& SetBlock(dim3 block) { return block_ = block, *this; }
-  LaunchConfig& SetStream(CUstream stream) { return stream_ = stream, *this; }
-  LaunchConfig& SetDynamicSharedMemory(uint32_t bytes) {
-    return dynamic_smem_bytes_ = bytes, *this;
-  }
-  /*! \brief Thread block clusters (sm_90+). More than 8 blocks per cluster is non-portable;
-   *  the kernel is given CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED automatically. */
-  LaunchConfig& SetCluster(dim3 cluster) {
-    Slot(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).value.clusterDim = {cluster.x, cluster.y,
-                                                                      cluster.z};
-    large_cluster_ = uint64_t{cluster.x} * cluster.y * cluster.z > 8;
-    return *this;
-  }
-  LaunchConfig& SetClusterSchedulingPolicy(CUclusterSchedulingPolicy policy) {
-    Slot(CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE)
-        .value.clusterSchedulingPolicyPreference = policy;
-    return *this;
-  }
-  /*! \brief Programmatic dependent launch: may start before the previous kernel in the stream
-   *  finishes; the kernels coordinate with griddepcontrol.wait / launch_dependents. */
-  LaunchConfig& SetProgrammaticStreamSerialization(bool allowed = true) {
-    Slot(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
-        .value.programmaticStreamSerializationAllowed = allowed ? 1 : 0;
-    return *this;
-  }
-  /*! \brief Cooperative launch: all blocks co-resident, so the grid may synchronise. */
-  LaunchConfig& SetCooperative(bool cooperative = true) {
-    Slot(CU_LAUNCH_ATTRIBUTE_COOPERATIVE).value.cooperative = cooperative ? 1 : 0;
-    return *this;
-  }
-  LaunchConfig& SetPriority(int priority) {
-    Slot(CU_LAUNCH_ATTRIBUTE_PRIORITY).value.priority = priority;
-    return *this;
-  }
-  /*! \brief Any other launch attribute, passed to the driver as given. */
-  LaunchConfig& AddAttribute(const CUlaunchAttribute& attribute) {
-    Slot(attribute.id) = attribute;
-    if (attribute.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
-      const auto& c = attribute.value.clusterDim;
-      large_cluster_ = uint64_t{c.x} * c.y * c.z > 8;
-    }
-    return *this;
-  }
-  /*! \brief Makes CubinKernel::LaunchWithArgs check the arguments against the kernel's
-   *  parameters (always on with TVM_FFI_CUBIN_DEBUG or TVM_FFI_CUBIN_CHECK_ARGS=1). */
-  LaunchConfig& SetCheckArgs(bool check = true) { return check_args_ = check, *this; }
-
-  dim3 grid() const { return grid_; }
-  dim3 block() const { return block_; }
-  CUstream stream() const { return stream_; }
-  uint32_t dynamic_shared_memory() const { return dynamic_smem_bytes_; }
-  const CUlaunchAttribute* attributes() const { return attrs_; }
-  unsigned num_attributes() const { return num_attrs_; }
-  bool check_args() const { return check_args_; }
-  bool has_large_cluster() const { return large_cluster_; }
-
- private:
-  CUlaunchAttribute& Slot(CUlaunchAttributeID id) {
-    for (unsigned i = 0; i < num_attrs_; ++i) {
-      if (attrs_[i].id == id) return attrs_[i];
-    }
-    if (num_attrs_ == kMaxAttributes) {
-      TVM_FFI_THROW(ValueError) << "LaunchConfig holds at most " << kMaxAttributes
-                                << " launch attributes";
-    }
-    CUlaunchAttribute& slot = attrs_[num_attrs_++];
-    std::memset(&slot, 0, sizeof(slot));
-    slot.id = id;
-    return slot;
-  }
-
-  dim3 grid_;
-  dim3 block_;
-  CUstream stream_ = nullptr;
-  uint32_t dynamic_smem_bytes_ = 0;
-  unsigned num_attrs_ = 0;
-  bool check_args_ = false;
-  bool large_cluster_ = false;
-  CUlaunchAttribute attrs_[kMaxAttributes];  // only the first num_attrs_ are meaningful
-};
 
 namespace detail {
 
@@ -201,8 +71,8 @@ struct KernelState {
   std::shared_ptr<const LibraryState> library;
   std::string name;
   std::once_flag params_once;
-  std::vector<size_t> param_sizes;    // from cuKernelGetParamInfo
-  std::string params_unavailable;     // why param_sizes could not be read
+  std::vector<size_t> param_sizes;  // from cuKernelGetParamInfo
+  std::string params_unavailable;   // why param_sizes could not be read
   std::atomic<bool> large_clusters_enabled{false};
 
   std::string Describe() const { return "kernel \"" + name + "\" in " + library->label; }
@@ -270,8 +140,8 @@ class CubinKernel {
   LaunchResult Launch(void** args, dim3 grid, dim3 block, CUstream stream,
                       uint32_t dyn_smem_bytes = 0) const {
     if (TVM_FFI_UNLIKELY(api_ == nullptr)) return LaunchEmpty();
-    CUresult r = api_->LaunchKernel(Function(), grid.x, grid.y, grid.z, block.x, block.y,
-                                    block.z, dyn_smem_bytes, stream, args, nullptr);
+    CUresult r = api_->LaunchKernel(Function(), grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                    dyn_smem_bytes, stream, args, nullptr);
     if (TVM_FFI_UNLIKELY(r != CUDA_SUCCESS)) {
       r = Recover(r, "cuLaunchKernel", stream, [&] {
         return api_->LaunchKernel(Function(), grid.x, grid.y, grid.z, block.x, block.y, block.z,
@@ -304,7 +174,7 @@ class CubinKernel {
    * \brief cuLaunchKernelEx with a configuration built by the caller (this kernel is passed as
    *  the function). Cluster attributes above 8 blocks are handled as in Launch(args, config).
    */
-  LaunchResult LaunchEx(const CUlaunchConfig& config, void** args) const {
+  LaunchResult LaunchEx(void** args, const cuda_api::LaunchConfig& config) const {
     if (TVM_FFI_UNLIKELY(api_ == nullptr)) return LaunchEmpty();
     for (unsigned i = 0; i < config.numAttrs; ++i) {
       const CUlaunchAttribute& a = config.attrs[i];
@@ -314,6 +184,10 @@ class CubinKernel {
       }
     }
     return LaunchRaw(config, args);
+  }
+  /*! \brief The same launch, configuration first (this package's original order). */
+  LaunchResult LaunchEx(const CUlaunchConfig& config, void** args) const {
+    return LaunchEx(args, config);
   }
 
   /*!
@@ -359,58 +233,21 @@ class CubinKernel {
   }
 
   /*!
-   * \brief Allows `dynamic_smem_max` bytes of dynamic shared memory on every device
-   *  (-1: the device's opt-in maximum minus `static_mem_size`). Needed above 48 KiB.
+   * \brief Allows `dynamic_smem_max` bytes of dynamic shared memory per block on every device
+   *  (-1: the device's opt-in maximum minus the kernel's static shared memory there). Needed
+   *  above 48 KiB. ValueError when a device has less room; devices without code are skipped.
    */
-  void SetMaxDynamicSharedMemory(size_t static_mem_size, int64_t dynamic_smem_max = -1) const {
-    const detail::KernelState& state = State();
-    if (dynamic_smem_max < -1) {
-      TVM_FFI_THROW(ValueError) << "dynamic_smem_max must be -1 (the device maximum) or a byte "
-                                << "count (got " << dynamic_smem_max << ")";
-    }
-    int count = 0;
-    CUresult r = api_->DeviceGetCount(&count);
-    if (r != CUDA_SUCCESS) detail::ThrowCudaFailure("cuDeviceGetCount", r);
-    int applied = 0;
-    for (int dev = 0; dev < count; ++dev) {
-      int optin = 0;
-      r = api_->DeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                   dev);
-      if (r != CUDA_SUCCESS) {
-        detail::ThrowCudaFailure(
-            "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) of device " +
-                std::to_string(dev),
-            r);
-      }
-      const int64_t room = static_cast<int64_t>(optin) - static_cast<int64_t>(static_mem_size);
-      if (room < 0 || dynamic_smem_max > room) {
-        TVM_FFI_THROW(ValueError)
-            << state.Describe() << ": " << static_mem_size << " bytes of static and "
-            << (dynamic_smem_max < 0 ? std::string("any") : std::to_string(dynamic_smem_max))
-            << " bytes of dynamic shared memory exceed device " << dev << "'s limit of " << optin
-            << " bytes per block";
-      }
-      const int64_t value = dynamic_smem_max < 0 ? room : dynamic_smem_max;
-      r = api_->KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                   static_cast<int>(value), handle_, dev);
-      // A device this image has no code for cannot run the kernel anyway; skip it.
-      if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && count > 1) continue;
-      if (r != CUDA_SUCCESS) {
-        detail::ThrowCudaFailure("cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
-                                     std::to_string(value) + ") of " + state.Describe() +
-                                     " on device " + std::to_string(dev),
-                                 r,
-                                 detail::IsArchitectureError(r)
-                                     ? "; " + detail::ArchitectureNote(state.library->info, dev)
-                                     : std::string());
-      }
-      ++applied;
-    }
-    if (applied == 0 && count > 0) {
-      detail::ThrowCudaFailure("cuKernelSetAttribute of " + state.Describe(),
-                               CUDA_ERROR_NO_BINARY_FOR_GPU,
-                               "; " + detail::ArchitectureNote(state.library->info, 0));
-    }
+  void SetMaxDynamicSharedMemory(int64_t dynamic_smem_max = -1) const {
+    ApplyMaxDynamicSharedMemory(-1, dynamic_smem_max);
+  }
+
+  /*!
+   * \brief As SetMaxDynamicSharedMemory, with the kernel's static shared memory given by the
+   *  caller as `static_smem_bytes` instead of read from the kernel.
+   */
+  void SetMaxDynamicSharedMemoryForStatic(size_t static_smem_bytes,
+                                          int64_t dynamic_smem_max = -1) const {
+    ApplyMaxDynamicSharedMemory(static_cast<int64_t>(static_smem_bytes), dynamic_smem_max);
   }
 
   /*! \brief The driver handle (a CUkernel; cast to CUfunction for cuLaunchKernel*). */
@@ -456,6 +293,71 @@ class CubinKernel {
     return r;
   }
 
+  // static_smem < 0: read it from the kernel on each device.
+  void ApplyMaxDynamicSharedMemory(int64_t static_smem, int64_t dynamic_smem_max) const {
+    const detail::KernelState& state = State();
+    if (dynamic_smem_max < -1) {
+      TVM_FFI_THROW(ValueError) << "dynamic_smem_max must be -1 (the device maximum) or a byte "
+                                << "count (got " << dynamic_smem_max << ")";
+    }
+    int count = 0;
+    CUresult r = api_->DeviceGetCount(&count);
+    if (r != CUDA_SUCCESS) detail::ThrowCudaFailure("cuDeviceGetCount", r);
+    int applied = 0;
+    for (int dev = 0; dev < count; ++dev) {
+      int optin = 0;
+      r = api_->DeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                   dev);
+      if (r != CUDA_SUCCESS) {
+        detail::ThrowCudaFailure(
+            "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) of device " +
+                std::to_string(dev),
+            r);
+      }
+      int64_t static_bytes = static_smem;
+      if (static_bytes < 0) {
+        int value = 0;
+        r = api_->KernelGetAttribute(&value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, handle_, dev);
+        // A device this image has no code for cannot run the kernel anyway; skip it.
+        if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && count > 1) continue;
+        if (r != CUDA_SUCCESS) FailOnDevice("cuKernelGetAttribute(SHARED_SIZE_BYTES)", r, dev);
+        static_bytes = value;
+      }
+      const int64_t room = static_cast<int64_t>(optin) - static_bytes;
+      if (room < 0 || dynamic_smem_max > room) {
+        TVM_FFI_THROW(ValueError) << state.Describe() << ": " << static_bytes
+                                  << " bytes of static and "
+                                  << (dynamic_smem_max < 0 ? std::string("any")
+                                                           : std::to_string(dynamic_smem_max))
+                                  << " bytes of dynamic shared memory exceed device " << dev
+                                  << "'s limit of " << optin << " bytes per block";
+      }
+      const int64_t value = dynamic_smem_max < 0 ? room : dynamic_smem_max;
+      r = api_->KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(value), handle_, dev);
+      if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && count > 1) continue;
+      if (r != CUDA_SUCCESS) {
+        FailOnDevice(
+            "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + std::to_string(value) + ")", r,
+            dev);
+      }
+      ++applied;
+    }
+    if (applied == 0 && count > 0) {
+      detail::ThrowCudaFailure("cuKernelSetAttribute of " + state.Describe(),
+                               CUDA_ERROR_NO_BINARY_FOR_GPU,
+                               "; " + detail::ArchitectureNote(state.library->info, 0));
+    }
+  }
+
+  [[noreturn]] TVM_FFI_COLD void FailOnDevice(const std::string& op, CUresult r, int dev) const {
+    const detail::KernelState& state = State();
+    detail::ThrowCudaFailure(
+        op + " of " + state.Describe() + " on device " + std::to_string(dev), r,
+        detail::IsArchitectureError(r) ? "; " + detail::ArchitectureNote(state.library->info, dev)
+                                       : std::string());
+  }
+
   TVM_FFI_COLD static LaunchResult LaunchEmpty() {
     detail::SetLaunchFailure(CUDA_ERROR_INVALID_HANDLE,
                              "launch of an empty CubinKernel (default-constructed or moved-from)");
@@ -479,10 +381,11 @@ class CubinKernel {
   void ReadParamInfo() const {
     detail::KernelState& state = *state_;
     if (api_->KernelGetParamInfo == nullptr) {
-      state.params_unavailable = "cuKernelGetParamInfo needs a CUDA 12.4 or newer driver (this "
-                                 "one supports CUDA " +
-                                 std::to_string(api_->driver_version / 1000) + "." +
-                                 std::to_string(api_->driver_version % 1000 / 10) + ")";
+      state.params_unavailable =
+          "cuKernelGetParamInfo needs a CUDA 12.4 or newer driver (this "
+          "one supports CUDA " +
+          std::to_string(api_->driver_version / 1000) + "." +
+          std::to_string(api_->driver_version % 1000 / 10) + ")";
       return;
     }
     for (size_t i = 0;; ++i) {
@@ -516,8 +419,11 @@ class CubinModule {
    *  PTX ends at its NUL. The memory must outlive the module (as embedded data does).
    */
   explicit CubinModule(const char* image)
-      : CubinModule(Load(SizedLabel(UnsizedImageSize(image)), image, UnsizedImageSize(image),
-                         false)) {}
+      : CubinModule(
+            Load(SizedLabel(UnsizedImageSize(image)), image, UnsizedImageSize(image), false)) {}
+  /*! \brief The same, for images held as unsigned bytes (`#embed`, bin2c). */
+  explicit CubinModule(const unsigned char* image)
+      : CubinModule(reinterpret_cast<const char*>(image)) {}
   /*! \brief Loads a copy of `size` bytes at `image`. */
   CubinModule(const void* image, size_t size)
       : CubinModule(Load(SizedLabel(size), static_cast<const char*>(image), size, true)) {}
@@ -536,6 +442,30 @@ class CubinModule {
   static CubinModule FromEmbedded(const char* name, const char* begin, const char* end) {
     return CubinModule(Load(std::string("embedded module \"") + name + "\"", begin,
                             static_cast<size_t>(end - begin), false));
+  }
+
+  /*!
+   * \brief Used by TVM_FFI_EMBED_CUBIN_FROM_BYTES: a static array of bytes (or of wider
+   *  integers, as `bin2c --type` writes), sized by its type; a pointer or an array of unknown
+   *  bound is sized by the image's own header. Not copied, unless misaligned.
+   */
+  template <typename Array>
+  static CubinModule FromEmbeddedBytes(const char* name, const Array& image) {
+    using Element = std::remove_cv_t<std::remove_pointer_t<std::decay_t<Array>>>;
+    static_assert(std::is_integral<Element>::value && !std::is_same<Element, bool>::value,
+                  "TVM_FFI_EMBED_CUBIN_FROM_BYTES takes an array of bytes (unsigned char[], "
+                  "char[], or wider integers as bin2c --type writes) or a pointer to one");
+    const char* begin = reinterpret_cast<const char*>(static_cast<const Element*>(image));
+    size_t size = 0;
+    if constexpr (std::is_array<Array>::value && std::extent<Array>::value != 0) {
+      size = sizeof(Array);
+    } else {
+      size = UnsizedImageSize(begin);
+    }
+    // The driver reads the 8-byte fields of ELF and fatbin headers in place, and a byte array
+    // may start at any address: a misaligned one is copied (once, at load) to aligned memory.
+    const bool copy = reinterpret_cast<uintptr_t>(begin) % alignof(uint64_t) != 0;
+    return CubinModule(Load(std::string("embedded module \"") + name + "\"", begin, size, copy));
   }
 
   CubinModule(CubinModule&&) noexcept = default;
@@ -565,11 +495,23 @@ class CubinModule {
   }
   CubinKernel operator[](const std::string& name) const { return GetKernel(name); }
 
-  /*! \brief GetKernel, then CubinKernel::SetMaxDynamicSharedMemory on every device. */
-  CubinKernel GetKernelWithMaxDynamicSharedMemory(const std::string& name, size_t static_mem_size,
+  /*!
+   * \brief GetKernel, then allow `dynamic_smem_max` bytes of dynamic shared memory on every
+   *  device (-1: the device's opt-in maximum minus the kernel's static shared memory).
+   */
+  CubinKernel GetKernelWithMaxDynamicSharedMemory(const std::string& name,
                                                   int64_t dynamic_smem_max = -1) const {
     CubinKernel kernel = GetKernel(name);
-    kernel.SetMaxDynamicSharedMemory(static_mem_size, dynamic_smem_max);
+    kernel.SetMaxDynamicSharedMemory(dynamic_smem_max);
+    return kernel;
+  }
+
+  /*! \brief As above, with the kernel's static shared memory given as `static_smem_bytes`. */
+  CubinKernel GetKernelWithMaxDynamicSharedMemoryForStatic(const std::string& name,
+                                                           size_t static_smem_bytes,
+                                                           int64_t dynamic_smem_max = -1) const {
+    CubinKernel kernel = GetKernel(name);
+    kernel.SetMaxDynamicSharedMemoryForStatic(static_smem_bytes, dynamic_smem_max);
     return kernel;
   }
 
@@ -654,8 +596,8 @@ class CubinModule {
     std::string log(16384, '\0');
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {&log[0], reinterpret_cast<void*>(static_cast<uintptr_t>(log.size() - 1))};
-    const CUresult r = lib->api->LibraryLoadData(&lib->handle, code, options, values, 2, nullptr,
-                                                 nullptr, 0);
+    const CUresult r =
+        lib->api->LibraryLoadData(&lib->handle, code, options, values, 2, nullptr, nullptr, 0);
     if (r != CUDA_SUCCESS) {
       lib->handle = nullptr;
       std::string details;
@@ -672,63 +614,11 @@ class CubinModule {
   std::shared_ptr<detail::LibraryState> state_;
 };
 
-namespace detail {
-inline int CudaCode(CUresult r) { return static_cast<int>(r); }
-inline int CudaCode(cudaError_t r) { return static_cast<int>(r); }
-inline int CudaCode(LaunchResult r) { return r.code(); }
-}  // namespace detail
-
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-/*!
- * \brief Throws RuntimeError "CUDA_ERROR_INVALID_VALUE (1): invalid argument" (plus which
- *  kernel, when the code came from a failed launch) unless `expr` is CUDA_SUCCESS.
- */
-#define TVM_FFI_CHECK_CUDA_DRIVER_ERROR(expr)                                             \
-  do {                                                                                    \
-    const int tvm_ffi_cuda_code_ = ::tvm::ffi::detail::CudaCode(expr);                    \
-    if (TVM_FFI_UNLIKELY(tvm_ffi_cuda_code_ != 0)) {                                      \
-      TVM_FFI_THROW(RuntimeError) << ::tvm::ffi::detail::DriverErrorText(tvm_ffi_cuda_code_) \
-                                  << ::tvm::ffi::detail::TakeLaunchFailureNote(            \
-                                         tvm_ffi_cuda_code_);                              \
-    }                                                                                     \
-  } while (0)
-
-/*! \brief As above with the runtime's names: "cudaErrorInvalidValue (1): invalid argument". */
-#define TVM_FFI_CHECK_CUDA_ERROR(expr)                                                     \
-  do {                                                                                     \
-    const int tvm_ffi_cuda_code_ = ::tvm::ffi::detail::CudaCode(expr);                     \
-    if (TVM_FFI_UNLIKELY(tvm_ffi_cuda_code_ != 0)) {                                       \
-      TVM_FFI_THROW(RuntimeError) << ::tvm::ffi::detail::RuntimeErrorText(tvm_ffi_cuda_code_) \
-                                  << ::tvm::ffi::detail::TakeLaunchFailureNote(             \
-                                         tvm_ffi_cuda_code_);                               \
-    }                                                                                      \
-  } while (0)
-
-/*!
- * \brief Declares the image embedded under `name` (symbols __tvm_ffi__cubin_<name> and
- *  __tvm_ffi__cubin_<name>_end, made by tvm_ffi.utils.embed_cubin, load_inline or objcopy)
- *  and a per-library module loaded on first use. Use at namespace scope; may appear in
- *  several files of one library. Hidden visibility keeps two libraries that embed the same
- *  name from sharing (or interposing) each other's data and module.
- */
-#define TVM_FFI_EMBED_CUBIN(name)                                                          \
-  extern "C" TVM_FFI_DLL_LOCAL const char __tvm_ffi__cubin_##name[];                       \
-  extern "C" TVM_FFI_DLL_LOCAL const char __tvm_ffi__cubin_##name##_end[];                 \
-  TVM_FFI_DLL_LOCAL inline const ::tvm::ffi::CubinModule& TVMFFIEmbeddedCubin_##name() {   \
-    static const ::tvm::ffi::CubinModule module = ::tvm::ffi::CubinModule::FromEmbedded(   \
-        #name, __tvm_ffi__cubin_##name, __tvm_ffi__cubin_##name##_end);                    \
-    return module;                                                                         \
-  }                                                                                        \
-  extern "C" TVM_FFI_DLL_LOCAL const char __tvm_ffi__cubin_##name##_end[] /* needs a ; */
-
-/*! \brief The CubinModule declared by TVM_FFI_EMBED_CUBIN(name) (loaded on first use). */
-#define TVM_FFI_EMBED_CUBIN_GET_MODULE(name) TVMFFIEmbeddedCubin_##name()
-
-/*! \brief A CubinKernel for `kernel_name` from the module declared by TVM_FFI_EMBED_CUBIN. */
-#define TVM_FFI_EMBED_CUBIN_GET_KERNEL(name, kernel_name) \
-  TVMFFIEmbeddedCubin_##name().GetKernel(kernel_name)
+// The macros that declare embedded images; after the classes they expand to.
+#include <tvm/ffi/extra/cuda/embed_cubin.h>
 
 #endif  // TVM_FFI_EXTRA_CUDA_CUBIN_LAUNCHER_H_

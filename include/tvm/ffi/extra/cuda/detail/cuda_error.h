@@ -85,7 +85,12 @@ struct LaunchFailure {
 };
 
 TVM_FFI_DLL_LOCAL inline LaunchFailure& LastLaunchFailure() {
-  static thread_local LaunchFailure failure;
+  // global-dynamic: a hidden thread-local would otherwise get the local-exec model when the
+  // code is compiled as a position-independent executable (the default of many GCCs), and a
+  // shared library cannot hold that (ld: "R_X86_64_TPOFF32 ... making a shared object").
+  // The extra __tls_get_addr call is paid only after a failure. __thread, not thread_local:
+  // nvcc's front end accepts tls_model only there (the struct is plain data, as __thread needs).
+  static __thread LaunchFailure failure __attribute__((tls_model("global-dynamic")));
   return failure;
 }
 

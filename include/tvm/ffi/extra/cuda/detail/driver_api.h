@@ -17,6 +17,7 @@
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/error.h>
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <type_traits>
@@ -59,6 +60,7 @@ struct DriverApi {
   decltype(&::cuDeviceGet) DeviceGet = nullptr;
   decltype(&::cuDeviceGetAttribute) DeviceGetAttribute = nullptr;
   decltype(&::cuDevicePrimaryCtxRetain) DevicePrimaryCtxRetain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease) DevicePrimaryCtxRelease = nullptr;
   decltype(&::cuCtxGetCurrent) CtxGetCurrent = nullptr;
   decltype(&::cuCtxSetCurrent) CtxSetCurrent = nullptr;
   decltype(&::cuCtxPushCurrent) CtxPushCurrent = nullptr;
@@ -95,8 +97,8 @@ struct DriverApi {
   [[noreturn]] TVM_FFI_COLD void ThrowMissing(const char* name, int needed) const {
     TVM_FFI_THROW(RuntimeError) << "the CUDA driver has no entry point " << name << ": it needs a "
                                 << "driver for CUDA " << needed / 1000 << "." << needed % 1000 / 10
-                                << " or newer, this driver supports CUDA "
-                                << driver_version / 1000 << "." << driver_version % 1000 / 10;
+                                << " or newer, this driver supports CUDA " << driver_version / 1000
+                                << "." << driver_version % 1000 / 10;
     throw;  // unreachable; keeps [[noreturn]] honest if TVM_FFI_THROW is not seen as noreturn
   }
 
@@ -136,6 +138,7 @@ struct DriverApi {
     resolve("cuDeviceGet", api.DeviceGet);
     resolve("cuDeviceGetAttribute", api.DeviceGetAttribute);
     resolve("cuDevicePrimaryCtxRetain", api.DevicePrimaryCtxRetain);
+    resolve("cuDevicePrimaryCtxRelease", api.DevicePrimaryCtxRelease);
     resolve("cuCtxGetCurrent", api.CtxGetCurrent);
     resolve("cuCtxSetCurrent", api.CtxSetCurrent);
     resolve("cuCtxPushCurrent", api.CtxPushCurrent);
@@ -230,6 +233,37 @@ inline bool EnsureCurrentContext(const DriverApi& api) {
   if (api.DeviceGet(&dev, 0) != CUDA_SUCCESS) return false;
   if (api.DevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) return false;
   return api.CtxSetCurrent(ctx) == CUDA_SUCCESS;
+}
+
+// ---- Section: making a device current (CUDADeviceGuard) ------------------------------------
+/*!
+ * \brief Device `device`'s primary context in `*ctx`, or the driver's error (and in `*failed`
+ *  the entry point that gave it). Retained once per library and kept for the life of the
+ *  process, as the runtime keeps it: a guard made on every call must not grow the driver's
+ *  retain count without bound.
+ */
+inline CUresult PrimaryContext(const DriverApi& api, int device, CUcontext* ctx,
+                               const char** failed) {
+  constexpr int kCached = 128;  // device ordinals beyond this are retained on every call
+  static std::atomic<CUcontext> cache[kCached];  // static storage: starts out all null
+  const bool cacheable = device >= 0 && device < kCached;
+  if (cacheable) {
+    *ctx = cache[device].load(std::memory_order_acquire);
+    if (*ctx != nullptr) return CUDA_SUCCESS;
+  }
+  CUdevice dev = 0;
+  *failed = "cuDeviceGet";
+  CUresult r = api.DeviceGet(&dev, device);
+  if (r != CUDA_SUCCESS) return r;
+  *failed = "cuDevicePrimaryCtxRetain";
+  r = api.DevicePrimaryCtxRetain(ctx, dev);
+  if (r != CUDA_SUCCESS || !cacheable) return r;
+  CUcontext expected = nullptr;
+  if (!cache[device].compare_exchange_strong(expected, *ctx, std::memory_order_acq_rel) &&
+      api.DevicePrimaryCtxRelease != nullptr) {
+    api.DevicePrimaryCtxRelease(dev);  // another thread cached it first: drop our extra reference
+  }
+  return CUDA_SUCCESS;
 }
 
 /*! \brief The device a launch on `stream` runs on (its context's, else the current one), or -1. */
