@@ -197,16 +197,6 @@ def test_launch_failure_record_uses_a_shared_object_tls_model(toolchain, mode, t
     assert {kind for kind, _ in relocations} == {"R_X86_64_TLSGD"}, relocations
 
 
-def _env_state_tls_is_fixed() -> bool:
-    text = (REPO / "include" / "tvm" / "ffi" / "detail" / "env_state.h").read_text()
-    return "tls_model" in text
-
-
-@pytest.mark.xfail(
-    not _env_state_tls_is_fixed(),
-    reason="detail/env_state.h's thread_local still gets the local-exec TLS model under -fPIE",
-    strict=True,
-)
 def test_guide_link_line_without_fpic(toolchain, tmp_path):
     """The guide's `g++ -o mylib.so -shared mycode.cc kernel_data.o -Wl,-z,noexecstack -lcuda`
     (include paths added): no TLS relocation of ours stops the link; what remains, when the
