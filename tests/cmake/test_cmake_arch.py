@@ -84,7 +84,11 @@ def nvcc_commands(cmake, tmp_path_factory) -> dict[str, str]:
     fake.write_text("#!/bin/sh\nexit 1\n")
     build = root / "build"
     cmake.configure(
-        source, build, f"-Dtvm_ffi_ROOT={REPO}", f"-DTVM_FFI_NVCC_EXECUTABLE={fake}", generator="Ninja"
+        source,
+        build,
+        f"-Dtvm_ffi_ROOT={REPO}",
+        f"-DTVM_FFI_NVCC_EXECUTABLE={fake}",
+        generator="Ninja",
     )
     text = (build / "build.ninja").read_text()
     out = {}
