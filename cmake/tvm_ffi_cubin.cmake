@@ -240,9 +240,11 @@ function(_tvm_ffi_add_image_library fn target mode source)
   # The object is the image the driver loads: no relocatable device code (-rdc) and no
   # link-time optimization, whatever the project's defaults are.
   set_target_properties(${target} PROPERTIES
-    CUDA_ARCHITECTURES "${archs}"
     CUDA_SEPARABLE_COMPILATION OFF
     INTERPROCEDURAL_OPTIMIZATION OFF)
+  if(archs)
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${archs}")
+  endif()
 endfunction()
 
 function(add_tvm_ffi_cubin target)

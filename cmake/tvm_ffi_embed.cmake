@@ -54,9 +54,10 @@ endfunction()
 # <name> (tvm_ffi_check_image.cmake, next to this file). <image> may be a generator
 # expression; it stays one argument, so an expansion to several files is reported.
 function(_tvm_ffi_check_image_command out_var fn name image)
+  set(script "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/tvm_ffi_check_image.cmake")
   set(${out_var}
       "${CMAKE_COMMAND}" "-DTVM_FFI_FUNCTION=${fn}" "-DTVM_FFI_NAME=${name}"
-      "-DTVM_FFI_IMAGE=${image}" -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/tvm_ffi_check_image.cmake"
+      "-DTVM_FFI_IMAGE=${image}" -P "${script}"
       PARENT_SCOPE)
 endfunction()
 
