@@ -5,9 +5,11 @@
 #   pip wheel:        tvm_ffi/share/cmake/tvm_ffi/   headers in tvm_ffi/include
 #   cmake --install:  <prefix>/lib/cmake/tvm_ffi/    headers in <prefix>/include
 #
-# Defines the INTERFACE target tvm_ffi_header (alias tvm_ffi::header), the variable
-# tvm_ffi_INCLUDE_DIR and the tvm_ffi_* functions. It sets no global flags, enables
-# no language and changes no CMAKE_* variable of the consumer.
+# Defines the INTERFACE targets tvm_ffi_header (alias tvm_ffi::header) and
+# tvm_ffi_shared (alias tvm_ffi::shared), the variables tvm_ffi_INCLUDE_DIR and
+# tvm_ffi_DLPACK_INCLUDE_DIR, and the functions of tvm_ffi_cubin.cmake and
+# tvm_ffi_embed.cmake. It sets no global flags, enables no language and changes no
+# CMAKE_* variable of the consumer.
 
 if(CMAKE_VERSION VERSION_LESS 3.20)
   set(tvm_ffi_FOUND FALSE)
@@ -42,6 +44,9 @@ endif()
 
 set(tvm_ffi_INCLUDE_DIR "${_tvm_ffi_include_dir}")
 unset(_tvm_ffi_include_dir)
+# apache-tvm-ffi keeps DLPack in a directory of its own; here <dlpack/dlpack.h> sits in
+# the same include directory, so every target below already makes it includable.
+set(tvm_ffi_DLPACK_INCLUDE_DIR "${tvm_ffi_INCLUDE_DIR}")
 
 # The top-level CMakeLists defines a real tvm_ffi_header when the repository is
 # used through add_subdirectory; a second find_package must not redefine it either.
@@ -55,6 +60,16 @@ if(NOT TARGET tvm_ffi_header)
 endif()
 if(NOT TARGET tvm_ffi::header)
   add_library(tvm_ffi::header ALIAS tvm_ffi_header)
+endif()
+# apache-tvm-ffi's runtime library target. This package has no runtime library (the
+# launcher opens the CUDA driver itself), so it is an INTERFACE target that stands for
+# the headers: code that links it keeps building, and links nothing more.
+if(NOT TARGET tvm_ffi_shared)
+  add_library(tvm_ffi_shared INTERFACE IMPORTED)
+  set_target_properties(tvm_ffi_shared PROPERTIES INTERFACE_LINK_LIBRARIES tvm_ffi_header)
+endif()
+if(NOT TARGET tvm_ffi::shared)
+  add_library(tvm_ffi::shared ALIAS tvm_ffi_shared)
 endif()
 
 include("${CMAKE_CURRENT_LIST_DIR}/tvm_ffi_cubin.cmake")

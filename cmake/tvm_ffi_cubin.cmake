@@ -1,13 +1,21 @@
-# tvm_ffi_generate_cubin: compile one .cu file to a CUBIN (one architecture) or a
-# fatbin (several), with nvcc, at build time. Included by tvm_ffiConfig.cmake.
+# Compiling a kernel to an image: a CUBIN (one architecture) or a fatbin (several).
+# Included by tvm_ffiConfig.cmake.
 #
 #   tvm_ffi_generate_cubin(OUTPUT <file> SOURCE <kernel.cu>
-#                          [ARCH native|sm_XX|compute_XX|<list>]
+#                          [ARCH <architectures>...]
 #                          [OPTIONS <nvcc options>...] [DEPENDS <files>...])
+#       Runs nvcc at build time. The consumer does not need to enable the CUDA
+#       language: nvcc is taken from TVM_FFI_NVCC_EXECUTABLE,
+#       CUDAToolkit_NVCC_EXECUTABLE, CMAKE_CUDA_COMPILER (when it is nvcc), or searched
+#       for, in that order. ARCH entries: native, 90, 9.0, sm_90, 90a, sm_90a, 10.0f,
+#       compute_90, each real one optionally with +PTX; without ARCH,
+#       CMAKE_CUDA_ARCHITECTURES (in CMake's meaning) or else native.
 #
-# The consumer does not need to enable the CUDA language: nvcc is taken from
-# TVM_FFI_NVCC_EXECUTABLE, CUDAToolkit_NVCC_EXECUTABLE, CMAKE_CUDA_COMPILER (when it
-# is nvcc), or searched for, in that order.
+#   add_tvm_ffi_cubin(<target> CUDA <kernel.cu>)
+#   add_tvm_ffi_fatbin(<target> CUDA <kernel.cu>)
+#       apache-tvm-ffi's spelling: an OBJECT library compiled by CMake's CUDA language
+#       (enabled by the consumer) for CUDA_ARCHITECTURES, whose one object is the image:
+#       embed it with tvm_ffi_embed_bin_into(... BIN "$<TARGET_OBJECTS:<target>>").
 
 # Sets <out_var> to the nvcc to run, or fails naming <fn>.
 function(_tvm_ffi_find_nvcc fn out_var)
@@ -49,6 +57,78 @@ function(_tvm_ffi_check_input fn label path)
   endif()
 endfunction()
 
+# Sets <out_var> to the ARCH entries as nvcc names them (native, sm_90a, compute_90),
+# without duplicates, or fails naming <fn>. One grammar with the Python side
+# (TVM_FFI_CUDA_ARCH_LIST): "9.0", "90", "sm_90" are the same real architecture; a, f
+# suffixes are kept; "+PTX" adds the PTX of that architecture; a string may hold a
+# list separated by commas or spaces.
+function(_tvm_ffi_parse_archs fn out_var)
+  set(archs "")
+  string(REPLACE "," ";" entries "${ARGN}")
+  string(REGEX REPLACE "[ \t\n]+" ";" entries "${entries}")
+  foreach(entry IN LISTS entries)
+    if(entry STREQUAL "")
+      continue()
+    endif()
+    set(ptx FALSE)
+    set(arch "${entry}")
+    if(arch MATCHES "^(.+)\\+PTX$")
+      set(arch "${CMAKE_MATCH_1}")
+      set(ptx TRUE)
+    endif()
+    if(arch STREQUAL "native" AND NOT ptx)
+      set(real native)
+    elseif(arch MATCHES "^(sm_|compute_)?([1-9][0-9]*)([af]?)$")
+      set(real "${CMAKE_MATCH_1}${CMAKE_MATCH_2}${CMAKE_MATCH_3}")
+      if(NOT CMAKE_MATCH_1)
+        set(real "sm_${real}")
+      endif()
+    elseif(arch MATCHES "^([1-9][0-9]*)\\.([0-9])([af]?)$")
+      set(real "sm_${CMAKE_MATCH_1}${CMAKE_MATCH_2}${CMAKE_MATCH_3}")
+    else()
+      message(FATAL_ERROR
+        "${fn}: ARCH entries look like native, 90, 9.0, sm_90, sm_90a, compute_90 or "
+        "9.0+PTX (got \"${entry}\")")
+    endif()
+    list(APPEND archs "${real}")
+    if(ptx)
+      string(REGEX REPLACE "^(sm|compute)_" "compute_" virtual "${real}")
+      list(APPEND archs "${virtual}")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES archs)
+  set(${out_var} "${archs}" PARENT_SCOPE)
+endfunction()
+
+# Sets <out_var> to what CMAKE_CUDA_ARCHITECTURES asks for, as nvcc names it, in CMake's
+# meaning: "90" is the machine code and the PTX of compute capability 9.0, "90-real" the
+# machine code only, "90-virtual" the PTX only. Empty when it is unset or OFF.
+function(_tvm_ffi_archs_from_cmake fn out_var)
+  set(archs "")
+  if(NOT CMAKE_CUDA_ARCHITECTURES)  # unset, empty or OFF
+    set(${out_var} "" PARENT_SCOPE)
+    return()
+  endif()
+  foreach(entry IN LISTS CMAKE_CUDA_ARCHITECTURES)
+    if(entry STREQUAL "native")
+      list(APPEND archs native)
+    elseif(entry MATCHES "^([0-9]+[af]?)(-real|-virtual)?$")
+      if(NOT CMAKE_MATCH_2 STREQUAL "-virtual")
+        list(APPEND archs "sm_${CMAKE_MATCH_1}")
+      endif()
+      if(NOT CMAKE_MATCH_2 STREQUAL "-real")
+        list(APPEND archs "compute_${CMAKE_MATCH_1}")
+      endif()
+    else()
+      message(FATAL_ERROR
+        "${fn}: CMAKE_CUDA_ARCHITECTURES \"${CMAKE_CUDA_ARCHITECTURES}\" names no list of "
+        "architectures this function can use; give ARCH")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES archs)
+  set(${out_var} "${archs}" PARENT_SCOPE)
+endfunction()
+
 function(tvm_ffi_generate_cubin)
   set(fn tvm_ffi_generate_cubin)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "OUTPUT;SOURCE" "ARCH;OPTIONS;DEPENDS")
@@ -63,18 +143,17 @@ function(tvm_ffi_generate_cubin)
     endif()
   endforeach()
   if("ARCH" IN_LIST arg_KEYWORDS_MISSING_VALUES)
-    message(FATAL_ERROR "${fn}: ARCH needs a value (native, sm_XX, compute_XX or a list)")
+    message(FATAL_ERROR "${fn}: ARCH needs a value (native, sm_90, 9.0, compute_90 or a list)")
   endif()
-  if(NOT arg_ARCH)
-    set(arg_ARCH native)
-  endif()
-  list(REMOVE_DUPLICATES arg_ARCH)
-  foreach(arch IN LISTS arg_ARCH)
-    if(NOT arch MATCHES "^(native|sm_[0-9]+[a-z]?|compute_[0-9]+[a-z]?)$")
-      message(FATAL_ERROR
-        "${fn}: ARCH entries must be native, sm_XX or compute_XX (got \"${arch}\")")
+  if(arg_ARCH)
+    _tvm_ffi_parse_archs(${fn} arg_ARCH ${arg_ARCH})
+  else()
+    # The architectures the project's own CUDA code is built for, if it says.
+    _tvm_ffi_archs_from_cmake(${fn} arg_ARCH)
+    if(NOT arg_ARCH)
+      set(arg_ARCH native)
     endif()
-  endforeach()
+  endif()
   list(LENGTH arg_ARCH num_archs)
   if(num_archs GREATER 1 AND "native" IN_LIST arg_ARCH)
     message(FATAL_ERROR
@@ -105,6 +184,7 @@ function(tvm_ffi_generate_cubin)
   get_filename_component(output_dir "${output}" DIRECTORY)
   get_filename_component(output_name "${output}" NAME)
   set(depfile "${output_dir}/${output_name}.d")
+  # The build log names the architectures chosen (a default is not visible otherwise).
   string(REPLACE ";" " " arch_text "${arg_ARCH}")
   add_custom_command(
     OUTPUT "${output}"
@@ -116,4 +196,69 @@ function(tvm_ffi_generate_cubin)
     DEPFILE "${depfile}"
     COMMENT "tvm_ffi: compiling ${arg_SOURCE} for ${arch_text}"
     VERBATIM COMMAND_EXPAND_LISTS)
+endfunction()
+
+# Shared by add_tvm_ffi_cubin and add_tvm_ffi_fatbin: checks the arguments, then makes
+# <target> an OBJECT library compiling <source> with nvcc's <mode> (--cubin, --fatbin).
+function(_tvm_ffi_add_image_library fn target mode source)
+  if(NOT source)
+    message(FATAL_ERROR "${fn}: CUDA is required (the kernel source)")
+  endif()
+  if(TARGET "${target}")
+    message(FATAL_ERROR "${fn}: a target named \"${target}\" already exists")
+  endif()
+  _tvm_ffi_abs_path(source "${source}" "${CMAKE_CURRENT_SOURCE_DIR}")
+  _tvm_ffi_check_input(${fn} CUDA "${source}")
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "CUDA" IN_LIST languages)
+    message(FATAL_ERROR
+      "${fn}: the CUDA language is not enabled; add CUDA to the LANGUAGES of project() "
+      "(or use tvm_ffi_generate_cubin, which needs only nvcc)")
+  endif()
+
+  set(archs "${CMAKE_CUDA_ARCHITECTURES}")
+  if(mode STREQUAL "--cubin")
+    # nvcc writes a CUBIN for exactly one piece of machine code, while CMake's "90"
+    # asks for machine code and PTX: keep the machine code, refuse what a CUBIN cannot
+    # hold rather than let nvcc stop the build later.
+    list(LENGTH archs num_archs)
+    if(num_archs GREATER 1 OR archs MATCHES "^all")
+      message(FATAL_ERROR
+        "${fn}: a CUBIN holds one architecture, but CUDA_ARCHITECTURES is \"${archs}\"; "
+        "use add_tvm_ffi_fatbin for several")
+    elseif(archs MATCHES "-virtual$")
+      message(FATAL_ERROR
+        "${fn}: a CUBIN holds machine code, but CUDA_ARCHITECTURES is \"${archs}\" "
+        "(PTX only); use add_tvm_ffi_fatbin")
+    elseif(archs MATCHES "^[0-9]+[af]?$")
+      set(archs "${archs}-real")
+    endif()
+  endif()
+
+  add_library(${target} OBJECT "${source}")
+  target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${mode}>")
+  # The object is the image the driver loads: no relocatable device code (-rdc) and no
+  # link-time optimization, whatever the project's defaults are.
+  set_target_properties(${target} PROPERTIES
+    CUDA_SEPARABLE_COMPILATION OFF
+    INTERPROCEDURAL_OPTIMIZATION OFF)
+  if(archs)
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${archs}")
+  endif()
+endfunction()
+
+function(add_tvm_ffi_cubin target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "CUDA" "")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "add_tvm_ffi_cubin: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  _tvm_ffi_add_image_library(add_tvm_ffi_cubin "${target}" --cubin "${arg_CUDA}")
+endfunction()
+
+function(add_tvm_ffi_fatbin target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "CUDA" "")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "add_tvm_ffi_fatbin: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  _tvm_ffi_add_image_library(add_tvm_ffi_fatbin "${target}" --fatbin "${arg_CUDA}")
 endfunction()

@@ -1,8 +1,9 @@
 # Embedding a CUBIN (or fatbin, or PTX) image into C++ code, so that
 # TVM_FFI_EMBED_CUBIN(<name>) finds it through the symbols __tvm_ffi__cubin_<name> and
 # __tvm_ffi__cubin_<name>_end. Included by tvm_ffiConfig.cmake. No Python at build
-# time: only the linker, objcopy and the consumer's C++ compiler run. Uses the helpers
-# of tvm_ffi_cubin.cmake, which is included first.
+# time: only the linker, objcopy, the consumer's C++ compiler and cmake itself (the
+# image check, tvm_ffi_check_image.cmake) run. Uses the helpers of
+# tvm_ffi_cubin.cmake, which is included first.
 #
 #   tvm_ffi_embed_cubin(OUTPUT <obj> SOURCE <code.cc> CUBIN <file> NAME <name>
 #                       [DEPENDS <files>...])
@@ -10,18 +11,54 @@
 #       symbols for the image are local (two libraries may embed the same NAME).
 #
 #   tvm_ffi_target_embed_cubin(<target> NAME <name> CUBIN <file> [DEPENDS <files>...])
-#       Adds the image to an existing target; the target's own sources use it.
+#   tvm_ffi_embed_bin_into(<target> SYMBOL <name> BIN <file> [DEPENDS <files>...])
+#       Add the image to an existing target; the target's own sources use it. The second
+#       is apache-tvm-ffi's spelling; its BIN may be a generator expression such as
+#       $<TARGET_OBJECTS:kernels> (see add_tvm_ffi_cubin).
 #
-# In both the image is in a read-only section .rodata.tvm_ffi_cubin.<name>, aligned to
-# 64 bytes (the driver parses it in place as an ELF or fatbin) and followed by one NUL
-# byte (so a PTX image is a valid C string); objects carry .note.GNU-stack so the
-# library does not ask for an executable stack.
+# In all of them the image is in a read-only section .rodata.tvm_ffi_cubin.<name>,
+# aligned to 64 bytes (the driver parses it in place as an ELF or fatbin) and followed
+# by one NUL byte (so a PTX image is a valid C string); objects carry .note.GNU-stack
+# so the library does not ask for an executable stack. Every image is checked at build
+# time before it is embedded: a truncated or corrupt CUBIN or fatbin stops the build,
+# bytes of no known format are embedded with a warning.
 
-# Fails naming <fn> unless <name> can be part of a C symbol.
-function(_tvm_ffi_check_name fn name)
+# Fails naming <fn> unless <name> (given as <label>: NAME or SYMBOL) can be part of a
+# C symbol.
+function(_tvm_ffi_check_name fn label name)
   if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
-    message(FATAL_ERROR "${fn}: NAME must be a C identifier (got \"${name}\")")
+    message(FATAL_ERROR "${fn}: ${label} must be a C identifier (got \"${name}\")")
   endif()
+endfunction()
+
+# Sets <out_var> to the absolute path of the image <path> (<label>: CUBIN or BIN): a
+# relative one is usually a build output, so the binary directory comes first, then the
+# source directory. A generator expression is left to be evaluated at build time.
+function(_tvm_ffi_resolve_image fn label out_var path)
+  if(path MATCHES "\\$<")
+    set(${out_var} "${path}" PARENT_SCOPE)
+    return()
+  endif()
+  _tvm_ffi_abs_path(image "${path}" "${CMAKE_CURRENT_BINARY_DIR}")
+  if(NOT EXISTS "${image}")
+    _tvm_ffi_abs_path(image_in_source "${path}" "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(EXISTS "${image_in_source}")
+      set(image "${image_in_source}")
+    endif()
+  endif()
+  _tvm_ffi_check_input(${fn} ${label} "${image}")
+  set(${out_var} "${image}" PARENT_SCOPE)
+endfunction()
+
+# Sets <out_var> to the build-time command that checks <image> before it is embedded as
+# <name> (tvm_ffi_check_image.cmake, next to this file). <image> may be a generator
+# expression; it stays one argument, so an expansion to several files is reported.
+function(_tvm_ffi_check_image_command out_var fn name image)
+  set(script "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/tvm_ffi_check_image.cmake")
+  set(${out_var}
+      "${CMAKE_COMMAND}" "-DTVM_FFI_FUNCTION=${fn}" "-DTVM_FFI_NAME=${name}"
+      "-DTVM_FFI_IMAGE=${image}" -P "${script}"
+      PARENT_SCOPE)
 endfunction()
 
 # Fails naming <fn> when the consumer has not enabled C++ (we compile with its compiler).
@@ -59,18 +96,10 @@ function(tvm_ffi_embed_cubin)
       message(FATAL_ERROR "${fn}: ${required} is required")
     endif()
   endforeach()
-  _tvm_ffi_check_name(${fn} "${arg_NAME}")
+  _tvm_ffi_check_name(${fn} NAME "${arg_NAME}")
   _tvm_ffi_abs_path(source "${arg_SOURCE}" "${CMAKE_CURRENT_SOURCE_DIR}")
   _tvm_ffi_check_input(${fn} SOURCE "${source}")
-  _tvm_ffi_abs_path(cubin "${arg_CUBIN}" "${CMAKE_CURRENT_BINARY_DIR}")
-  if(NOT EXISTS "${cubin}")
-    # A relative CUBIN is usually a build output; accept a source-tree file as well.
-    _tvm_ffi_abs_path(cubin_in_source "${arg_CUBIN}" "${CMAKE_CURRENT_SOURCE_DIR}")
-    if(EXISTS "${cubin_in_source}")
-      set(cubin "${cubin_in_source}")
-    endif()
-  endif()
-  _tvm_ffi_check_input(${fn} CUBIN "${cubin}")
+  _tvm_ffi_resolve_image(${fn} CUBIN cubin "${arg_CUBIN}")
   _tvm_ffi_check_cxx(${fn})
   # find_package(CUDAToolkit) sets the first; enable_language(CUDA) the second.
   set(cuda_include_dirs ${CUDAToolkit_INCLUDE_DIRS})
@@ -124,8 +153,10 @@ SECTIONS
 ")
   file(CONFIGURE OUTPUT "${work}/empty" CONTENT "")
 
+  _tvm_ffi_check_image_command(check ${fn} "${arg_NAME}" "${cubin}")
   add_custom_command(
     OUTPUT "${output}"
+    COMMAND ${check}
     COMMAND "${linker}" -r -b binary -o "${work}/image.o" "${cubin}"
     COMMAND "${linker}" -r -T "${work}/embed.ld" -o "${work}/placed.o" "${work}/image.o"
     COMMAND "${objcopy}"
@@ -141,16 +172,20 @@ SECTIONS
             ${arg_DEPENDS}
     COMMENT "tvm_ffi: embedding ${arg_CUBIN} as ${arg_NAME} into ${arg_OUTPUT}"
     VERBATIM COMMAND_EXPAND_LISTS)
-  set_source_files_properties("${output}" PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+  # LANGUAGE CXX states what the object holds: C++ compiled by the C++ compiler. CMake
+  # links an EXTERNAL_OBJECT as it is (the property compiles nothing), but counts its
+  # language when it picks the linker, so a library made of this object alone links
+  # as C++ (`add_library(mylib SHARED <OUTPUT>)` needs no LINKER_LANGUAGE). Putting it on
+  # the object, not on tvm_ffi_header, keeps the header target free of anything that
+  # changes how other consumers build.
+  set_source_files_properties("${output}" PROPERTIES
+    EXTERNAL_OBJECT TRUE
+    GENERATED TRUE
+    LANGUAGE CXX)
 endfunction()
 
-function(tvm_ffi_target_embed_cubin target)
-  set(fn tvm_ffi_target_embed_cubin)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME;CUBIN" "DEPENDS")
-
-  if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
-  endif()
+# Fails naming <fn> unless <target> is a target of this project that compiles sources.
+function(_tvm_ffi_check_embed_target fn target)
   if(NOT TARGET "${target}")
     message(FATAL_ERROR "${fn}: no target named \"${target}\"")
   endif()
@@ -163,41 +198,76 @@ function(tvm_ffi_target_embed_cubin target)
       "${fn}: target \"${target}\" does not compile sources of its own (${type}); "
       "embed into an executable or a library")
   endif()
-  foreach(required NAME CUBIN)
-    if(NOT arg_${required})
-      message(FATAL_ERROR "${fn}: ${required} is required")
-    endif()
-  endforeach()
-  _tvm_ffi_check_name(${fn} "${arg_NAME}")
+endfunction()
+
+# Fails naming <fn> when <name> cannot join the images <target> already embeds: the same
+# name twice, or X next to X_end, whose start symbol __tvm_ffi__cubin_X_end is the end
+# symbol of X (the link would fail with "multiple definition").
+function(_tvm_ffi_check_embed_name fn target name)
   get_target_property(embedded ${target} TVM_FFI_EMBEDDED_CUBINS)
-  if(embedded AND arg_NAME IN_LIST embedded)
+  if(NOT embedded)
+    return()
+  endif()
+  if(name IN_LIST embedded)
     message(FATAL_ERROR
-      "${fn}: target \"${target}\" already embeds a CUBIN named \"${arg_NAME}\"")
+      "${fn}: target \"${target}\" already embeds a CUBIN named \"${name}\"")
   endif()
-  _tvm_ffi_abs_path(cubin "${arg_CUBIN}" "${CMAKE_CURRENT_BINARY_DIR}")
-  if(NOT EXISTS "${cubin}")
-    _tvm_ffi_abs_path(cubin_in_source "${arg_CUBIN}" "${CMAKE_CURRENT_SOURCE_DIR}")
-    if(EXISTS "${cubin_in_source}")
-      set(cubin "${cubin_in_source}")
-    endif()
+  set(clash "")
+  if("${name}_end" IN_LIST embedded)
+    set(clash "${name}" "${name}_end")
+  elseif(name MATCHES "^(.+)_end$" AND CMAKE_MATCH_1 IN_LIST embedded)
+    set(clash "${CMAKE_MATCH_1}" "${name}")
   endif()
-  _tvm_ffi_check_input(${fn} CUBIN "${cubin}")
-  _tvm_ffi_check_cxx(${fn})
+  if(clash)
+    list(GET clash 0 base)
+    list(GET clash 1 ending)
+    message(FATAL_ERROR
+      "${fn}: target \"${target}\" cannot embed both \"${base}\" and \"${ending}\": "
+      "__tvm_ffi__cubin_${ending} would be both where \"${ending}\" starts and where "
+      "\"${base}\" ends; rename one of them")
+  endif()
+endfunction()
+
+# Adds the image <image> (an absolute path, or a generator expression) to <target> under
+# <name>, after the checks above. Shared by tvm_ffi_target_embed_cubin and
+# tvm_ffi_embed_bin_into.
+function(_tvm_ffi_embed_into_target fn target name image)
+  set(depends ${ARGN})
+  get_target_property(binary_dir ${target} BINARY_DIR)
+  set(work "${binary_dir}/tvm_ffi_embed/${target}")
+  # The image is checked, then copied to a path known now, which the generated source
+  # names in .incbin: a generator expression (a path only known at build time, one per
+  # configuration) needs nothing more, and what is embedded is what was checked.
+  set(copy "${work}/${name}.image")
+  # A target whose objects or file are the image must be built first; naming it in
+  # DEPENDS orders the targets with every generator.
+  string(REGEX MATCHALL "\\$<TARGET_(OBJECTS|FILE):[^>]+>" references "${image}")
+  foreach(reference IN LISTS references)
+    string(REGEX REPLACE "^\\$<TARGET_(OBJECTS|FILE):(.+)>$" "\\2" producer "${reference}")
+    list(APPEND depends "${producer}")
+  endforeach()
+  _tvm_ffi_check_image_command(check ${fn} "${name}" "${image}")
+  add_custom_command(
+    OUTPUT "${copy}"
+    COMMAND ${check}
+    COMMAND "${CMAKE_COMMAND}" -E copy "${image}" "${copy}"
+    DEPENDS "${image}" ${depends}
+    COMMENT "tvm_ffi: checking the image embedded as ${name} into ${target}"
+    VERBATIM)
 
   # The image comes in through the assembler's .incbin in a generated C++ file that
   # the target compiles like any other source. Unlike tvm_ffi_embed_cubin the symbols
   # cannot be local (the target's other objects refer to them), so they are hidden:
   # the final link turns them local and a shared library never exports them.
-  set(symbol "__tvm_ffi__cubin_${arg_NAME}")
-  set(section ".rodata.tvm_ffi_cubin.${arg_NAME}")
+  set(symbol "__tvm_ffi__cubin_${name}")
+  set(section ".rodata.tvm_ffi_cubin.${name}")
   # The path sits in an assembler string inside a C++ string: escape for both.
-  string(REPLACE "\\" "\\\\\\\\" path "${cubin}")
+  string(REPLACE "\\" "\\\\\\\\" path "${copy}")
   string(REPLACE "\"" "\\\\\\\"" path "${path}")
-  get_target_property(binary_dir ${target} BINARY_DIR)
-  set(generated "${binary_dir}/tvm_ffi_embed/${target}/${arg_NAME}.embed.cc")
+  set(generated "${work}/${name}.embed.cc")
   file(CONFIGURE OUTPUT "${generated}" @ONLY CONTENT
-"// Generated by tvm_ffi_target_embed_cubin: embeds @cubin@
-// into target @target@ as \"@arg_NAME@\" (see TVM_FFI_EMBED_CUBIN).
+"// Generated by @fn@: embeds @image@
+// into target @target@ as \"@name@\" (see TVM_FFI_EMBED_CUBIN).
 __asm__(
     \".pushsection @section@,\\\"a\\\",%progbits\\n\"
     \".balign 64\\n\"
@@ -213,13 +283,54 @@ __asm__(
     \".byte 0\\n\"
     \".popsection\\n\");
 ")
-  set(object_depends "${cubin}" ${arg_DEPENDS})
   # The compiler does not see .incbin inputs, so the object's dependency is explicit;
-  # listing the image among the sources also attaches the rule that generates it.
+  # listing the copy among the sources also attaches the rule that makes it.
   set_source_files_properties("${generated}" TARGET_DIRECTORY ${target} PROPERTIES
     LANGUAGE CXX
     GENERATED TRUE
-    OBJECT_DEPENDS "${object_depends}")
-  target_sources(${target} PRIVATE "${generated}" "${cubin}")
-  set_property(TARGET ${target} APPEND PROPERTY TVM_FFI_EMBEDDED_CUBINS "${arg_NAME}")
+    OBJECT_DEPENDS "${copy}")
+  target_sources(${target} PRIVATE "${generated}" "${copy}")
+  set_property(TARGET ${target} APPEND PROPERTY TVM_FFI_EMBEDDED_CUBINS "${name}")
+endfunction()
+
+function(tvm_ffi_target_embed_cubin target)
+  set(fn tvm_ffi_target_embed_cubin)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME;CUBIN" "DEPENDS")
+
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  _tvm_ffi_check_embed_target(${fn} "${target}")
+  foreach(required NAME CUBIN)
+    if(NOT arg_${required})
+      message(FATAL_ERROR "${fn}: ${required} is required")
+    endif()
+  endforeach()
+  _tvm_ffi_check_name(${fn} NAME "${arg_NAME}")
+  _tvm_ffi_check_embed_name(${fn} ${target} "${arg_NAME}")
+  _tvm_ffi_resolve_image(${fn} CUBIN cubin "${arg_CUBIN}")
+  _tvm_ffi_check_cxx(${fn})
+  _tvm_ffi_embed_into_target(${fn} ${target} "${arg_NAME}" "${cubin}" ${arg_DEPENDS})
+endfunction()
+
+# apache-tvm-ffi's name and keywords for the same job. BIN is typically
+# "$<TARGET_OBJECTS:kernels>" of an add_tvm_ffi_cubin/add_tvm_ffi_fatbin target.
+function(tvm_ffi_embed_bin_into target)
+  set(fn tvm_ffi_embed_bin_into)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "SYMBOL;BIN" "DEPENDS")
+
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  _tvm_ffi_check_embed_target(${fn} "${target}")
+  foreach(required SYMBOL BIN)
+    if(NOT arg_${required})
+      message(FATAL_ERROR "${fn}: ${required} is required")
+    endif()
+  endforeach()
+  _tvm_ffi_check_name(${fn} SYMBOL "${arg_SYMBOL}")
+  _tvm_ffi_check_embed_name(${fn} ${target} "${arg_SYMBOL}")
+  _tvm_ffi_resolve_image(${fn} BIN bin "${arg_BIN}")
+  _tvm_ffi_check_cxx(${fn})
+  _tvm_ffi_embed_into_target(${fn} ${target} "${arg_SYMBOL}" "${bin}" ${arg_DEPENDS})
 endfunction()

@@ -66,7 +66,13 @@ class CMake:
 
     def run(self, *args: str, cwd: Path | None = None, timeout: int = 600) -> Result:
         cmd = [self.exe, *args]
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        env = dict(os.environ)
+        if self.nvcc is not None:
+            # Projects that enable CMake's CUDA language use the same nvcc as the rest.
+            env.setdefault("CUDACXX", self.nvcc)
+        proc = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+        )
         return Result(cmd, proc.returncode, proc.stdout, proc.stderr)
 
     def configure(

@@ -14,10 +14,14 @@ REPO = Path(__file__).resolve().parents[2]
 GEN = "tvm_ffi_generate_cubin"
 EMBED = "tvm_ffi_embed_cubin"
 TARGET = "tvm_ffi_target_embed_cubin"
+BIN_INTO = "tvm_ffi_embed_bin_into"
+ADD_CUBIN = "add_tvm_ffi_cubin"
+ADD_FATBIN = "add_tvm_ffi_fatbin"
+ARCH_GRAMMAR = "native, 90, 9.0, sm_90, sm_90a, compute_90 or 9.0+PTX"
 
 # (call, expected message, languages the project enables). Files k.cu, k.cc and k.cubin
 # exist in the project; the target `lib` (a shared library) and `iface` (an INTERFACE
-# library) are defined when CXX is enabled.
+# library) are defined when CXX is enabled. Projects that enable CUDA need nvcc.
 CASES = {
     "generate-no-output": (f"{GEN}(SOURCE k.cu ARCH sm_90)", f"{GEN}: OUTPUT is required", "NONE"),
     "generate-no-source": (f"{GEN}(OUTPUT k.cubin)", f"{GEN}: SOURCE is required", "NONE"),
@@ -28,12 +32,28 @@ CASES = {
     ),
     "generate-empty-arch": (
         f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH)",
-        f"{GEN}: ARCH needs a value (native, sm_XX, compute_XX or a list)",
+        f"{GEN}: ARCH needs a value (native, sm_90, 9.0, compute_90 or a list)",
         "NONE",
     ),
     "generate-bad-arch": (
-        f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH 90)",
-        f'{GEN}: ARCH entries must be native, sm_XX or compute_XX (got "90")',
+        f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH 9x)",
+        f'{GEN}: ARCH entries look like {ARCH_GRAMMAR} (got "9x")',
+        "NONE",
+    ),
+    "generate-bad-arch-in-string": (
+        f'{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH "8.0, sm90")',
+        f'{GEN}: ARCH entries look like {ARCH_GRAMMAR} (got "sm90")',
+        "NONE",
+    ),
+    "generate-native-ptx": (
+        f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH native+PTX)",
+        f'{GEN}: ARCH entries look like {ARCH_GRAMMAR} (got "native+PTX")',
+        "NONE",
+    ),
+    "generate-cmake-all": (
+        f"set(CMAKE_CUDA_ARCHITECTURES all)\n{GEN}(OUTPUT o.cubin SOURCE k.cu)",
+        f'{GEN}: CMAKE_CUDA_ARCHITECTURES "all" names no list of architectures this '
+        "function can use; give ARCH",
         "NONE",
     ),
     "generate-native-in-list": (
@@ -147,12 +167,109 @@ CASES = {
         f"{TARGET}: CUBIN <build>/nope.cubin does not exist",
         "CXX",
     ),
+    # X and X_end in one target: the end symbol of one is the start symbol of the other.
+    "target-name-and-name-end": (
+        f"{TARGET}(lib NAME k CUBIN k.cubin)\n{TARGET}(lib NAME k_end CUBIN k.cubin)",
+        f'{TARGET}: target "lib" cannot embed both "k" and "k_end": __tvm_ffi__cubin_k_end '
+        'would be both where "k_end" starts and where "k" ends; rename one of them',
+        "CXX",
+    ),
+    "target-name-end-then-name": (
+        f"{TARGET}(lib NAME k_end CUBIN k.cubin)\n{BIN_INTO}(lib SYMBOL k BIN k.cubin)",
+        f'{BIN_INTO}: target "lib" cannot embed both "k" and "k_end": __tvm_ffi__cubin_k_end '
+        'would be both where "k_end" starts and where "k" ends; rename one of them',
+        "CXX",
+    ),
+    "bin-into-no-symbol": (
+        f"{BIN_INTO}(lib BIN k.cubin)",
+        f"{BIN_INTO}: SYMBOL is required",
+        "CXX",
+    ),
+    "bin-into-no-bin": (f"{BIN_INTO}(lib SYMBOL k)", f"{BIN_INTO}: BIN is required", "CXX"),
+    # The older positional form of apache-tvm-ffi (a name after the target).
+    "bin-into-positional-name": (
+        f"{BIN_INTO}(lib k BIN k.cubin)",
+        f"{BIN_INTO}: unknown arguments: k",
+        "CXX",
+    ),
+    "bin-into-bad-symbol": (
+        f"{BIN_INTO}(lib SYMBOL my-kernels BIN k.cubin)",
+        f'{BIN_INTO}: SYMBOL must be a C identifier (got "my-kernels")',
+        "CXX",
+    ),
+    "bin-into-missing-bin": (
+        f"{BIN_INTO}(lib SYMBOL k BIN nope.cubin)",
+        f"{BIN_INTO}: BIN <build>/nope.cubin does not exist",
+        "CXX",
+    ),
+    "bin-into-missing-target": (
+        f"{BIN_INTO}(nope SYMBOL k BIN k.cubin)",
+        f'{BIN_INTO}: no target named "nope"',
+        "CXX",
+    ),
+    "bin-into-interface": (
+        f"{BIN_INTO}(tvm_ffi::shared SYMBOL k BIN k.cubin)",
+        f'{BIN_INTO}: target "tvm_ffi::shared" does not compile sources of its own '
+        "(INTERFACE_LIBRARY); embed into an executable or a library",
+        "CXX",
+    ),
+    "bin-into-twice": (
+        f"{BIN_INTO}(lib SYMBOL k BIN k.cubin)\n{TARGET}(lib NAME k CUBIN k.cubin)",
+        f'{TARGET}: target "lib" already embeds a CUBIN named "k"',
+        "CXX",
+    ),
+    "add-cubin-no-cuda": (
+        f"{ADD_CUBIN}(kc)",
+        f"{ADD_CUBIN}: CUDA is required (the kernel source)",
+        "CXX",
+    ),
+    "add-cubin-two-sources": (
+        f"{ADD_CUBIN}(kc CUDA k.cu k.cc)",
+        f"{ADD_CUBIN}: unknown arguments: k.cc",
+        "CXX",
+    ),
+    "add-cubin-missing-source": (
+        f"{ADD_CUBIN}(kc CUDA nope.cu)",
+        f"{ADD_CUBIN}: CUDA <src>/nope.cu does not exist",
+        "CXX",
+    ),
+    "add-cubin-target-exists": (
+        f"{ADD_CUBIN}(lib CUDA k.cu)",
+        f'{ADD_CUBIN}: a target named "lib" already exists',
+        "CXX",
+    ),
+    "add-fatbin-no-cuda-language": (
+        f"{ADD_FATBIN}(kf CUDA k.cu)",
+        f"{ADD_FATBIN}: the CUDA language is not enabled; add CUDA to the LANGUAGES of "
+        "project() (or use tvm_ffi_generate_cubin, which needs only nvcc)",
+        "CXX",
+    ),
+    "add-cubin-several-archs": (
+        f'set(CMAKE_CUDA_ARCHITECTURES "80;90")\n{ADD_CUBIN}(kc CUDA k.cu)',
+        f'{ADD_CUBIN}: a CUBIN holds one architecture, but CUDA_ARCHITECTURES is "80;90"; '
+        "use add_tvm_ffi_fatbin for several",
+        "CXX CUDA",
+    ),
+    "add-cubin-all-major": (
+        f"set(CMAKE_CUDA_ARCHITECTURES all-major)\n{ADD_CUBIN}(kc CUDA k.cu)",
+        f'{ADD_CUBIN}: a CUBIN holds one architecture, but CUDA_ARCHITECTURES is "all-major"; '
+        "use add_tvm_ffi_fatbin for several",
+        "CXX CUDA",
+    ),
+    "add-cubin-virtual": (
+        f"set(CMAKE_CUDA_ARCHITECTURES 90-virtual)\n{ADD_CUBIN}(kc CUDA k.cu)",
+        f'{ADD_CUBIN}: a CUBIN holds machine code, but CUDA_ARCHITECTURES is "90-virtual" '
+        "(PTX only); use add_tvm_ffi_fatbin",
+        "CXX CUDA",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_argument_error(case, cmake, tmp_path):
+def test_argument_error(case, cmake, tmp_path, request):
     call, expected, languages = CASES[case]
+    if "CUDA" in languages.split():
+        request.getfixturevalue("cuda_cmake")  # enabling CUDA needs nvcc
     source = tmp_path / "src"
     build = tmp_path / "build"
     source.mkdir()
@@ -160,7 +277,9 @@ def test_argument_error(case, cmake, tmp_path):
     (source / "k.cc").write_text("int f() { return 0; }\n")
     (source / "k.cubin").write_bytes(b"\x7fELF not really a cubin")
     targets = (
-        "add_library(lib SHARED k.cc)\nadd_library(iface INTERFACE)\n" if languages == "CXX" else ""
+        "add_library(lib SHARED k.cc)\nadd_library(iface INTERFACE)\n"
+        if "CXX" in languages.split()
+        else ""
     )
     (source / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.20)\n"

@@ -18,6 +18,7 @@ SOURCE_DIRS = [
     REPO / "examples" / "cubin_launcher" / "cpp_only",
     REPO / "examples" / "cubin_launcher" / "dynamic_cubin",
     Path(__file__).resolve().parent / "projects" / "docs_scaffold",
+    Path(__file__).resolve().parent / "projects" / "apache_style",
 ]
 
 _FENCE = re.compile(r"^```(\w*)\s*$")
@@ -79,7 +80,7 @@ def _functions() -> dict[str, list[str]]:
     for file in (REPO / "cmake").glob("*.cmake"):
         text = file.read_text()
         for match in re.finditer(
-            r"^function\((tvm_ffi_\w+)[^)]*\)(.*?)^endfunction", text, re.M | re.S
+            r"^function\(((?:add_)?tvm_ffi_\w+)[^)]*\)(.*?)^endfunction", text, re.M | re.S
         ):
             parse = re.search(
                 r"cmake_parse_arguments\(PARSE_ARGV \d+ \w+((?: \"[^\"]*\")+)\)", match[2]
@@ -96,10 +97,14 @@ def test_every_function_is_documented_with_all_its_keywords():
         "tvm_ffi_generate_cubin",
         "tvm_ffi_embed_cubin",
         "tvm_ffi_target_embed_cubin",
+        "tvm_ffi_embed_bin_into",
+        "add_tvm_ffi_cubin",
+        "add_tvm_ffi_fatbin",
     }
     assert functions["tvm_ffi_embed_cubin"] == ["OUTPUT", "SOURCE", "CUBIN", "NAME", "DEPENDS"]
     for name, keywords in functions.items():
-        signature = next((s for s in signatures if s.lstrip().startswith(f"{name}(")), None)
+        # A signature block may show several related functions, one per line.
+        signature = next((s for s in signatures if re.search(rf"^{name}\(", s, re.M)), None)
         assert signature is not None, f"{name} has no signature block in {DOC.name}"
         missing = [k for k in keywords if not re.search(rf"\b{k}\b", signature)]
         assert not missing, f"{name}: keywords missing from its signature: {missing}"
@@ -110,7 +115,7 @@ def test_documented_names_exist(cmake, tmp_path):
     a target or a variable; each TVM_FFI_* name is read by cmake/ or defined by a header."""
     text = DOC.read_text()
     # Section names (.rodata.tvm_ffi_cubin.<name>) and file names are not CMake names.
-    names = sorted(set(re.findall(r"(?<![\w.])tvm_ffi(?:_\w+|::\w+)(?![\w.])", text)))
+    names = sorted(set(re.findall(r"(?<![\w.])(?:add_)?tvm_ffi(?:_\w+|::\w+)(?![\w.])", text)))
     checks = "\n".join(
         f"if(NOT COMMAND {n} AND NOT TARGET {n} AND NOT DEFINED {n})\n"
         f'  message(SEND_ERROR "undefined: {n}")\nendif()'

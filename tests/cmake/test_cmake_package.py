@@ -29,13 +29,20 @@ REPORT = """
 find_package(tvm_ffi {request} CONFIG REQUIRED)
 get_target_property(include_dirs tvm_ffi::header INTERFACE_INCLUDE_DIRECTORIES)
 get_target_property(aliased tvm_ffi::header ALIASED_TARGET)
-foreach(fn tvm_ffi_generate_cubin tvm_ffi_embed_cubin tvm_ffi_target_embed_cubin)
+foreach(fn tvm_ffi_generate_cubin tvm_ffi_embed_cubin tvm_ffi_target_embed_cubin
+           tvm_ffi_embed_bin_into add_tvm_ffi_cubin add_tvm_ffi_fatbin)
   if(NOT COMMAND ${{fn}})
     message(FATAL_ERROR "missing ${{fn}}")
   endif()
 endforeach()
+foreach(target tvm_ffi_header tvm_ffi::header tvm_ffi_shared tvm_ffi::shared)
+  if(NOT TARGET ${{target}})
+    message(FATAL_ERROR "missing target ${{target}}")
+  endif()
+endforeach()
 message(STATUS "report: version=${{tvm_ffi_VERSION}}")
 message(STATUS "report: include_dir=${{tvm_ffi_INCLUDE_DIR}}")
+message(STATUS "report: dlpack_dir=${{tvm_ffi_DLPACK_INCLUDE_DIR}}")
 message(STATUS "report: target_include=${{include_dirs}}")
 message(STATUS "report: aliased=${{aliased}}")
 message(STATUS "report: config=${{tvm_ffi_CONFIG}}")
@@ -62,6 +69,7 @@ def test_find_package(mode, cmake, package_args, tmp_path, request):
     expected_include = expected_include() if callable(expected_include) else expected_include
     assert report["version"] == _version()
     assert Path(report["include_dir"]) == expected_include.resolve()
+    assert Path(report["dlpack_dir"]) == expected_include.resolve()
     assert Path(report["target_include"]) == expected_include.resolve()
     assert (Path(report["include_dir"]) / "tvm" / "ffi" / "c_api.h").is_file()
     assert report["aliased"] == "tvm_ffi_header"
@@ -149,6 +157,7 @@ tvm_ffi_generate_cubin(OUTPUT k.cubin SOURCE k.cu ARCH sm_90)
 tvm_ffi_embed_cubin(OUTPUT k.o SOURCE k.cc CUBIN ${CMAKE_BINARY_DIR}/k.cubin NAME k)
 add_executable(consumer k.cc)
 tvm_ffi_target_embed_cubin(consumer NAME k2 CUBIN ${CMAKE_BINARY_DIR}/k.cubin)
+tvm_ffi_embed_bin_into(consumer SYMBOL k3 BIN ${CMAKE_BINARY_DIR}/k.cubin)
 dump_settings("${CMAKE_BINARY_DIR}/after_use.txt")
 """
 

@@ -1,0 +1,7 @@
+// y[i] = x[i] + 1, compiled by tvm_ffi_generate_cubin in the Option 1 block.
+#include <cstdint>
+
+extern "C" __global__ void add_one(const float* x, float* y, int64_t n) {
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + 1.0f;
+}
