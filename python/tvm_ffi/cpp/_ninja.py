@@ -112,7 +112,9 @@ def render(plan: BuildPlan) -> str:
     if plan.embeds:
         lines += [
             "rule embed",
-            "  command = $python -m tvm_ffi.utils.embed_cubin --output-obj $out.tmp $embed_args"
+            # --strict: load_inline refuses bytes that are no image, at build time.
+            "  command = $python -m tvm_ffi.utils.embed_cubin --strict --output-obj $out.tmp"
+            " $embed_args"
             " && mv -f $out.tmp $out",
             "  description = EMBED $out",
             "",

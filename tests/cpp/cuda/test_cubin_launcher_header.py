@@ -104,7 +104,7 @@ def test_library_needs_no_cuda_library(tmp_path):
     nvcc = _cuda_home() / "bin" / "nvcc"
     if not nvcc.is_file():
         pytest.skip("needs nvcc")
-    from tvm_ffi.utils import embed_cubin
+    from tvm_ffi.utils.embed_cubin import embed_cubin
 
     kernel = tmp_path / "k.cu"
     kernel.write_text('extern "C" __global__ void add_one(float* x, float* y, long n) {}\n')
@@ -115,7 +115,7 @@ def test_library_needs_no_cuda_library(tmp_path):
     obj = tmp_path / "guide.o"
     proc = _gxx_compile(HERE / "guide_embedded.cc", obj, "-c")
     assert proc.returncode == 0, proc.stderr
-    embed_cubin(tmp_path / "merged.o", tmp_path / "k.cubin", "my_kernels", input_obj=obj)
+    embed_cubin(tmp_path / "k.cubin", obj, tmp_path / "merged.o", "my_kernels")
     lib = tmp_path / "libguide.so"
     subprocess.run(
         [

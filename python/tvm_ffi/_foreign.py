@@ -1,0 +1,65 @@
+"""Recognise a library built against apache-tvm-ffi's binary ABI before loading it.
+
+apache-tvm-ffi's libraries export ``__tvm_ffi_<name>`` like ours, but with another entry
+signature, and call into its runtime library ``libtvm_ffi.so`` (``TVMFFIErrorSetRaisedFromCStr``
+and friends). This package ships no such library and no header of it leaves a ``TVMFFI*``
+symbol undefined, so either trace is proof. Calling such an entry with our convention could
+only fail obscurely; load_module names the cause instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from . import _elf
+
+__all__ = ["check_not_apache"]
+
+_RUNTIME = re.compile(r"libtvm_ffi\.so(\.\d+)*\Z")
+# Paths found to be ours: a cache hit costs one dict lookup. A file rebuilt in place is
+# checked again when loading it fails (the usual fate of an apache-built library here).
+_CHECKED: set[str] = set()
+
+
+def apache_evidence(path: str) -> str | None:
+    """What marks ``path`` as built against apache-tvm-ffi, or None."""
+    needed = [lib for lib in _elf.needed_libraries(path) or () if _RUNTIME.match(lib)]
+    imported = sorted(
+        {name for name, defined in _elf.symbols(path, dynamic=True) or () if not defined}
+    )
+    imported = [name for name in imported if name.startswith("TVMFFI")]
+    parts = []
+    if needed:
+        parts.append(f"it links {needed[0]}")
+    if imported:
+        shown = ", ".join(imported[:3]) + (", ..." if len(imported) > 3 else "")
+        parts.append(f"it calls {shown} from apache-tvm-ffi's runtime")
+    return " and ".join(parts) or None
+
+
+def _error(path: str, evidence: str) -> OSError:
+    return OSError(
+        f"cannot load library '{path}': it was built against apache-tvm-ffi's binary ABI "
+        f"({evidence}). tvm-ffi-cubin runs apache-tvm-ffi's source code, not its binaries: "
+        "rebuild the library from its sources with this package (tvm_ffi.cpp.load / "
+        "tvm_ffi.cpp.build, or CMake's find_package(tvm_ffi))"
+    )
+
+
+def check_not_apache(path: str) -> None:
+    """Raise OSError if ``path`` is an apache-tvm-ffi library; cheap once a path passed."""
+    if path in _CHECKED:
+        return
+    evidence = apache_evidence(path)
+    if evidence is not None:
+        raise _error(path, evidence)
+    if os.path.isfile(path):
+        _CHECKED.add(path)
+
+
+def explain_load_failure(path: str, err: OSError) -> OSError:
+    """The error to raise when the loader refused ``path``: ours if it is apache-built."""
+    _CHECKED.discard(path)
+    evidence = apache_evidence(path)
+    return err if evidence is None else _error(path, evidence)
