@@ -12,6 +12,7 @@ import os
 import stat
 import struct
 from collections.abc import Iterator
+from typing import Callable, TypeVar
 
 __all__ = ["needed_libraries", "symbols"]
 
@@ -19,6 +20,7 @@ _SHT_SYMTAB = 2
 _SHT_DYNAMIC = 6
 _SHT_DYNSYM = 11
 _DT_NEEDED = 1
+T = TypeVar("T")
 _MAX_TABLE = 1 << 28  # 256 MiB: larger is no symbol table worth reading here
 
 
@@ -70,7 +72,7 @@ def _string(strtab: bytes, offset: int) -> str:
     return strtab[offset : end if end >= 0 else len(strtab)].decode("utf-8", "replace")
 
 
-def _with_reader(path: str | os.PathLike[str], visit):  # noqa: ANN001, ANN202
+def _with_reader(path: str | os.PathLike[str], visit: Callable[[_Reader], T]) -> T | None:
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)

@@ -21,12 +21,12 @@ __all__ = [
 
 
 def find_include_path() -> str:
-    """The directory holding ``tvm/ffi/*.h`` (the same as ``python -m tvm_ffi.config --includedir``)."""
+    """The directory holding ``tvm/ffi/*.h`` (``python -m tvm_ffi.config --includedir``)."""
     return config.get_include_dir()
 
 
 def find_dlpack_include_path() -> str:
-    """The directory holding ``dlpack/dlpack.h`` (``python -m tvm_ffi.config --dlpack-includedir``)."""
+    """The directory holding ``dlpack/dlpack.h`` (``... config --dlpack-includedir``)."""
     return config.get_dlpack_include_dir()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import Callable, Union
 
 from ._image import check_image, image_kind
 
@@ -55,7 +55,7 @@ def _not_ptx(data: bytes) -> str | None:
 
 
 def recognise(
-    data: bytes, label: str, *, strict: bool, warn: Optional[Callable[[str], None]] = None
+    data: bytes, label: str, *, strict: bool, warn: Callable[[str], None] | None = None
 ) -> str | None:
     """The kind of ``data`` (``"cubin"``, ``"ptx"``, ``"fatbin"``), after checking its structure.
 

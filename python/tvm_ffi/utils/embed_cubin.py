@@ -269,7 +269,10 @@ def embed_cubin(
     kind = recognise(data, label, strict=False, warn=_warn)
     log = print if verbose else None
     if log is not None:
-        log(f"embed {os.fspath(cubin_path)} ({len(data)} bytes, {kind or 'unrecognised'}) as {name!r}")
+        log(
+            f"embed {os.fspath(cubin_path)} ({len(data)} bytes, {kind or 'unrecognised'}) "
+            f"as {name!r}"
+        )
     _embed(output_obj_path, {name: data}, inputs, log)
 
 

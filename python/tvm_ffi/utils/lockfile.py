@@ -59,7 +59,9 @@ class FileLock:
         if timeout is not None and not (isinstance(timeout, (int, float)) and timeout >= 0):
             raise ValueError(f"timeout must be None or a number of seconds >= 0 (got {timeout!r})")
         if not (isinstance(poll_interval, (int, float)) and 0 < poll_interval < math.inf):
-            raise ValueError(f"poll_interval must be a number of seconds > 0 (got {poll_interval!r})")
+            raise ValueError(
+                f"poll_interval must be a number of seconds > 0 (got {poll_interval!r})"
+            )
         deadline = None if timeout is None or math.isinf(timeout) else time.monotonic() + timeout
         while not self.acquire():
             if deadline is not None:

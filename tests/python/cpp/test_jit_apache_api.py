@@ -72,7 +72,10 @@ def test_functions_with_a_source_that_includes_nothing():
 def test_functions_as_a_single_name_and_as_a_dict_with_none():
     mod = cpp.load_inline(
         "hello_docs",
-        cpp_sources="int add(int a, int b) { return a + b; }\nint sub(int a, int b) { return a - b; }",
+        cpp_sources=[
+            "int add(int a, int b) { return a + b; }",
+            "int sub(int a, int b) { return a - b; }",
+        ],
         functions={"add": "Add two integers.", "sub": None},
     )
     assert (mod.add(40, 2), mod.sub(40, 2)) == (42, 38)
@@ -100,7 +103,9 @@ def _write(path: Path, text: str) -> Path:
 def test_build_and_load_with_cpp_files(tmp_path):
     source = _write(
         tmp_path / "my_ops.cc",
-        "".join(f"#include <tvm/ffi/{h}>\n" for h in ("container/tensor.h", "dtype.h", "function.h"))
+        "".join(
+            f"#include <tvm/ffi/{h}>\n" for h in ("container/tensor.h", "dtype.h", "function.h")
+        )
         + ADD_ONE_CPU
         + "TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one_cpu, add_one_cpu);\n",
     )
@@ -113,7 +118,9 @@ def test_build_and_load_with_cpp_files(tmp_path):
 def test_c_sources_and_prebuilt_objects_in_the_file_lists(tmp_path):
     # `new` is a C++ keyword: this file compiles only as C.
     helper = _write(tmp_path / "helper.c", "int c_helper(int new) { return new * 2; }\n")
-    prebuilt_src = _write(tmp_path / "prebuilt.cc", 'extern "C" int prebuilt(int v) { return v + 1; }\n')
+    prebuilt_src = _write(
+        tmp_path / "prebuilt.cc", 'extern "C" int prebuilt(int v) { return v + 1; }\n'
+    )
     prebuilt = tmp_path / "prebuilt.o"
     subprocess.run([_cxx(), "-fPIC", "-c", str(prebuilt_src), "-o", str(prebuilt)], check=True)
     main = _write(
@@ -132,7 +139,8 @@ def test_c_sources_and_prebuilt_objects_in_the_file_lists(tmp_path):
 def test_file_list_errors(tmp_path):
     kernel = _write(tmp_path / "k.cu", "__global__ void k() {}\n")
     with pytest.raises(
-        ValueError, match=rf"^build: cpp_files holds the CUDA source {kernel}; pass it in cuda_files$"
+        ValueError,
+        match=rf"^build: cpp_files holds the CUDA source {kernel}; pass it in cuda_files$",
     ):
         cpp.build("bad", cpp_files=[kernel])
     with pytest.raises(ValueError, match=r"^load: give cpp_files, cuda_files or sources"):
@@ -219,9 +227,12 @@ def test_names_made_safe_never_share_a_file(tmp_path):
 
 
 def test_backend_and_keep_module_alive():
-    assert cpp.load_inline(
-        "hello_cuda_backend", cpp_sources=ADD_ONE_CPU, functions=["add_one_cpu"], backend="cuda"
-    ) is not None
+    assert (
+        cpp.load_inline(
+            "hello_cuda_backend", cpp_sources=ADD_ONE_CPU, functions=["add_one_cpu"], backend="cuda"
+        )
+        is not None
+    )
     for api in (cpp.build_inline, cpp.load_inline):
         with pytest.raises(
             ValueError,

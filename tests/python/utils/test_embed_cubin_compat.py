@@ -101,7 +101,9 @@ def test_a_cuda_source_is_not_ptx(cxx, reader, tmp_path):
     )
     with pytest.warns(UserWarning, match=re.escape(f"cannot embed '{source}': {reason}")):
         embed_cubin(source, reader, tmp_path / "out.o", "blob")
-    with pytest.raises(ValueError, match=f"^{re.escape(f'cannot embed {chr(39)}blob{chr(39)}: {reason}')}$"):
+    with pytest.raises(
+        ValueError, match=f"^{re.escape(f'cannot embed {chr(39)}blob{chr(39)}: {reason}')}$"
+    ):
         embed_image(tmp_path / "strict.o", source, "blob")
     assert not (tmp_path / "strict.o").exists()
 
@@ -116,9 +118,9 @@ def test_a_truncated_image_is_refused_naming_the_file(compile_kernel, reader, tm
 
 def test_missing_files_are_named(reader, tmp_path):
     missing = tmp_path / "nonexistent.cubin"
+    where = re.escape(str(missing))
     with pytest.raises(
-        FileNotFoundError,
-        match=rf"^cannot embed '{re.escape(str(missing))}': image file not found: {re.escape(str(missing))}$",
+        FileNotFoundError, match=rf"^cannot embed '{where}': image file not found: {where}$"
     ):
         embed_cubin(missing, reader, tmp_path / "out.o", "blob")
     (tmp_path / "k.ptx").write_bytes(PTX)
@@ -151,7 +153,9 @@ def test_text_given_where_a_path_is_expected(reader, tmp_path):
         embed_image(tmp_path / "out.o", text, "k")
     with pytest.raises(TypeError, match=re.escape(message)):
         embed_cubin(text, reader, tmp_path / "out.o", "k")
-    with pytest.raises(TypeError, match=r"^cubin_path must be the path of an image file \(got bytes\)"):
+    with pytest.raises(
+        TypeError, match=r"^cubin_path must be the path of an image file \(got bytes\)"
+    ):
         embed_cubin(PTX, reader, tmp_path / "out.o", "k")
     assert not (tmp_path / "out.o").exists()
 
@@ -215,7 +219,9 @@ def test_make_fatbin_wants_a_dict_and_exact_archs(compile_kernel):
     # What matches is packed.
     from tvm_ffi.utils import image_archs
 
-    fat = make_fatbin({"sm_90a": compile_kernel("sm_90a"), "compute_80": compile_kernel("compute_80", ptx=True)})
+    fat = make_fatbin(
+        {"sm_90a": compile_kernel("sm_90a"), "compute_80": compile_kernel("compute_80", ptx=True)}
+    )
     assert image_archs(fat) == ["sm_90a", "compute_80"]
 
 
