@@ -10,12 +10,18 @@ from __future__ import annotations
 # A function that does nothing with 3 tensors: the cost of the binding alone (call_overhead).
 NOOP_CPP = """\
 #include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 
 void noop(tvm::ffi::TensorView a, tvm::ffi::TensorView b, tvm::ffi::TensorView c) {}
 void noop0() {}
+// What a wrapper returning a new output costs: one allocation through the caller's framework.
+tvm::ffi::Tensor alloc_like(tvm::ffi::TensorView a, tvm::ffi::TensorView b,
+                            tvm::ffi::TensorView c) {
+  return tvm::ffi::Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, a.shape(), a.dtype(), a.device());
+}
 """
-NOOP_FUNCTIONS = ["noop", "noop0"]
+NOOP_FUNCTIONS = ["noop", "noop0", "alloc_like"]
 
 # The one-function cuda_sources module of the cold/warm load_inline targets.
 ADD_ONE_CUDA = """\

@@ -32,6 +32,7 @@ NAME = "call_overhead"
 TARGET_CALL_US = 0.45
 TARGET_COLD_S = 3.0
 TARGET_WARM_MS = 3.0
+TARGET_TENSOR_RESULT_US = 1.0  # returning a new tensor, over the no-op call
 
 
 def parse_args(argv=None):
@@ -82,6 +83,14 @@ def measure_calls(tvm_ffi, p: dict, device: str = "cuda") -> dict:
         "noargs": _common.measure_row(
             "noargs", lambda: _common.time_calls(mod.noop0, (), **timing)
         ),
+        "alloc3": _common.measure_row(
+            "alloc3", lambda: _common.time_calls(mod.alloc_like, tensors, **timing)
+        ),
+        # The framework's own allocation from Python, for scale.
+        "torch_empty_like": _common.measure_row(
+            "torch_empty_like",
+            lambda: _common.time_calls(torch.empty_like, tensors[:1], **timing),
+        ),
     }
 
 
@@ -118,7 +127,9 @@ def collect(args) -> dict:
         rows.update({f"ours_{k}": v for k, v in measure_calls(tvm_ffi, p, args.device).items()})
     except Exception as exc:
         reason = _common.error_reason(exc)
-        rows.update({f"ours_{k}": _common.na_row(k, reason) for k in ("tensors3", "noargs")})
+        rows.update(
+            {f"ours_{k}": _common.na_row(k, reason) for k in ("tensors3", "noargs", "alloc3")}
+        )
     rows["python_def"] = _common.measure_row(
         "python_def",
         lambda: _common.time_calls(
@@ -131,7 +142,9 @@ def collect(args) -> dict:
     ref_cache = tempfile.mkdtemp(prefix="tvm_ffi_bench_refcache_")
     raw["_cleanup"] = [ref_cache]
     if ref_dir is None:
-        rows.update({f"ref_{k}": _common.na_row(k, ref_desc) for k in ("tensors3", "noargs")})
+        rows.update(
+            {f"ref_{k}": _common.na_row(k, ref_desc) for k in ("tensors3", "noargs", "alloc3")}
+        )
     else:
         try:
             worker_args = ["--device", args.device] + (["--quick"] if args.quick else [])
@@ -146,7 +159,9 @@ def collect(args) -> dict:
             rows.update({f"ref_{k}": v for k, v in res["rows"].items()})
         except Exception as exc:
             reason = _common.error_reason(exc)
-            rows.update({f"ref_{k}": _common.na_row(k, reason) for k in ("tensors3", "noargs")})
+            rows.update(
+                {f"ref_{k}": _common.na_row(k, reason) for k in ("tensors3", "noargs", "alloc3")}
+            )
 
     if args.skip_jit:
         return raw
@@ -183,8 +198,23 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
         call_line(f"{ref_name} (own process), 3 torch {dev} tensors", "ref_tensors3"),
         call_line("tvm_ffi (this project), no arguments", "ours_noargs"),
         call_line(f"{ref_name} (own process), no arguments", "ref_noargs"),
+        call_line(
+            f"tvm_ffi (this project), 3 {dev} tensors, returns Tensor::FromEnvAlloc",
+            "ours_alloc3",
+        ),
+        call_line(f"{ref_name} (own process), returns Tensor::FromEnvAlloc", "ref_alloc3"),
+        call_line(f"torch.empty_like of one {dev} tensor (Python)", "ours_torch_empty_like"),
         call_line("Python def f(a, b, c): pass", "python_def"),
     ]
+    alloc, noop = rows.get("ours_alloc3"), rows.get("ours_tensors3")
+    if all(r is not None and r.get("status") == "ok" for r in (alloc, noop)):
+        extra = alloc["median"] - noop["median"]
+        for cells in call_cells:
+            if cells[0].endswith("returns Tensor::FromEnvAlloc") and cells[0].startswith("tvm_ffi"):
+                cells[-1] = (
+                    f"+{extra:.3f} us over the no-op; target <= {TARGET_TENSOR_RESULT_US} us: "
+                    f"{_common.verdict(extra, TARGET_TENSOR_RESULT_US)}"
+                )
     sections = [
         {
             "title": f"Calling an exported no-op: host us per call "

@@ -33,17 +33,35 @@ def _refuse_mixed_install() -> None:
 _refuse_mixed_install()
 
 if TYPE_CHECKING:
+    from ._core import Tensor
+    from ._stream import Device, device, get_raw_stream, use_raw_stream, use_torch_stream
     from .module import Function, Module, load_module
 
-__all__ = ["Function", "Module", "__version__", "load_module"]
+__all__ = [
+    "Device",
+    "Function",
+    "Module",
+    "Tensor",
+    "__version__",
+    "device",
+    "get_raw_stream",
+    "load_module",
+    "use_raw_stream",
+    "use_torch_stream",
+]
 
 _FROM_MODULE = ("Function", "Module", "load_module")
+_FROM_STREAM = ("Device", "device", "get_raw_stream", "use_raw_stream", "use_torch_stream")
 _SUBPACKAGES = ("config", "cpp", "libinfo", "utils")
 
 
 def __getattr__(name: str) -> Any:
     if name in _FROM_MODULE:
         value = getattr(importlib.import_module(".module", __name__), name)
+    elif name in _FROM_STREAM:
+        value = getattr(importlib.import_module("._stream", __name__), name)
+    elif name == "Tensor":
+        value = importlib.import_module("._core", __name__).Tensor
     elif name in _SUBPACKAGES:
         value = importlib.import_module(f".{name}", __name__)
     else:

@@ -35,6 +35,10 @@ struct CallFrame {
   int32_t cuda_device = -1;          // device of the first CUDA tensor argument, -1 when none
   CudaDeviceGuard* guard = nullptr;  // switched by stream queries, restored after the call
   bool stream_error = false;         // get_stream failed and left a Python error to raise
+  bool alloc_error = false;          // alloc_tensor failed and left a Python error to raise
+  // Exchange API of the first tensor argument whose producer can also allocate and wrap
+  // tensors: Tensor::FromEnvAlloc allocates there and returned tensors go back as its type.
+  const ExchangeApi* tensor_api = nullptr;
   std::vector<Cleanup> cleanups;
   std::vector<std::unique_ptr<TVMFFIAny[]>> arrays;       // storage of list/tuple args
   std::vector<std::unique_ptr<DLTensor>> nested_tensors;  // tensors inside list/tuple args

@@ -3,6 +3,8 @@
 // are builtin scalars, strings or tensors with the DLPack C exchange API.
 #include "function.h"
 
+#include <tvm/ffi/base.h>
+
 #include <structmember.h>
 
 #include <cstddef>
@@ -40,6 +42,16 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
 int IntArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (overflow > 0) {
+    // 2**63 .. 2**64-1 travel as their uint64 bits, flagged, for uint64_t parameters.
+    unsigned long long u = PyLong_AsUnsignedLongLong(obj);
+    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+      SetInt(out, kTVMFFIInt, static_cast<int64_t>(u));
+      out->flags = TVM_FFI_INT_IS_UNSIGNED;
+      return 0;
+    }
+    PyErr_Clear();
+  }
   if (overflow != 0) {
     PyErr_Format(PyExc_OverflowError, "%s() argument %d: int does not fit in 64 bits",
                  frame->func->name, frame->position);
@@ -99,9 +111,41 @@ int SequenceArg(CallFrame* frame, PyObject* seq, TVMFFIAny* out, int depth) {
   return 0;
 }
 
+int MapArg(CallFrame* frame, PyObject* dict, TVMFFIAny* out, int depth) {
+  if (depth >= kMaxDepth) {
+    PyErr_Format(PyExc_ValueError, "%s() argument %d: containers nested deeper than %d levels",
+                 frame->func->name, frame->position, kMaxDepth);
+    return -1;
+  }
+  // A snapshot of the items, for the same reason as SequenceArg's.
+  PyObject* items = PyDict_Check(dict) ? PyDict_Items(dict) : PyMapping_Items(dict);
+  if (items == nullptr) return -1;
+  frame->cleanups.push_back(Cleanup{nullptr, nullptr, items});
+  const Py_ssize_t n = PyList_GET_SIZE(items);
+  TVMFFIAny* storage = nullptr;
+  if (n > 0) {
+    frame->arrays.emplace_back(new TVMFFIAny[2 * n]);
+    storage = frame->arrays.back().get();
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* pair = PyList_GET_ITEM(items, i);
+    if (ConvertArg(frame, PyTuple_GET_ITEM(pair, 0), &storage[2 * i], nullptr, depth + 1) != 0 ||
+        ConvertArg(frame, PyTuple_GET_ITEM(pair, 1), &storage[2 * i + 1], nullptr, depth + 1) !=
+            0) {
+      return -1;
+    }
+  }
+  out->type_code = kTVMFFIMap;
+  out->flags = 0;
+  out->v_array = storage;
+  out->size = n;
+  return 0;
+}
+
 int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* out,
               DLTensor* slot) {
   DLTensor* tensor = nullptr;
+  bool read_only = false;
   if (info->kind == ArgKind::kExchangeApi) {
     const ExchangeApi* api = info->api;
     if (api->dltensor_from_py_object_no_sync != nullptr) {
@@ -111,18 +155,27 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
       }
       if (api->dltensor_from_py_object_no_sync(obj, slot) != 0) return -1;
       tensor = slot;
-    } else if (TensorFromManagedExchange(frame, api, obj, &tensor) != 0) {
+    } else if (TensorFromManagedExchange(frame, api, obj, &tensor, &read_only) != 0) {
       return -1;
     }
     if (frame->stream_api == nullptr) frame->stream_api = api;
-  } else if (TensorFromDLPackProtocol(frame, obj, &tensor) != 0) {
+    if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
+      frame->tensor_api = api;
+    }
+  } else if (TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
     return -1;
   }
   if (tensor->device.device_type == kDLCUDA && frame->cuda_device < 0) {
     frame->cuda_device = tensor->device.device_id;
   }
+  // Callees see the first element at data (TensorView::data_ptr()), whatever the producer
+  // chose; the view is ours or a producer's per-call export, so adjusting it is safe.
+  if (TVM_FFI_UNLIKELY(tensor->byte_offset != 0)) {
+    tensor->data = static_cast<char*>(tensor->data) + tensor->byte_offset;
+    tensor->byte_offset = 0;
+  }
   out->type_code = kTVMFFIDLTensorPtr;
-  out->flags = 0;
+  out->flags = read_only ? TVM_FFI_TENSOR_IS_READ_ONLY : 0;
   out->v_tensor = tensor;
   out->size = 0;
   return 0;
@@ -156,6 +209,7 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
   if (type == &PyList_Type || type == &PyTuple_Type) {
     return SequenceArg(frame, obj, out, depth);
   }
+  if (type == &PyDict_Type) return MapArg(frame, obj, out, depth);
 
   const TypeInfo* info = LookupType(type);
   if (info == nullptr) return -1;
@@ -189,6 +243,8 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
       return 0;
     case ArgKind::kSequence:
       return SequenceArg(frame, obj, out, depth);
+    case ArgKind::kMapping:
+      return MapArg(frame, obj, out, depth);
     case ArgKind::kOpaquePtr: {
       void* ptr = nullptr;
       if (OpaquePtrFromCtypes(obj, &ptr) != 0) return -1;
@@ -246,6 +302,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   ctx.abi_version = TVM_FFI_ABI_VERSION;
   ctx.handle = &frame;
   ctx.get_stream = GetStreamForCall;
+  ctx.alloc_tensor = AllocTensorForCall;
   TVMFFIResult result;
   result.value.type_code = kTVMFFINone;
   result.value.flags = 0;

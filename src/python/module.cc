@@ -8,6 +8,8 @@
 
 #include "function.h"
 #include "library.h"
+#include "tensor_result.h"
+#include "type_cache.h"
 
 namespace py = pybind11;
 
@@ -70,6 +72,9 @@ PYBIND11_MODULE(_core, m) {
   if (function_type == nullptr) throw py::error_already_set();
   m.attr("Function") =
       py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(function_type));
+  PyTypeObject* tensor_type = tvm_ffi_py::InitTensorType();
+  if (tensor_type == nullptr) throw py::error_already_set();
+  m.attr("Tensor") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(tensor_type));
 
   // dynamic_attr: a function found by __getattr__ is stored in the instance __dict__, so the
   // next `mod.name` is a plain attribute hit and never reaches __getattr__ again.
@@ -124,4 +129,36 @@ PYBIND11_MODULE(_core, m) {
   m.def("load_module", &tvm_ffi_py::LoadModule, py::arg("path"),
         "Load a library built with TVM_FFI_DLL_EXPORT_TYPED_FUNC and return its Module.");
   m.attr("ABI_VERSION") = TVM_FFI_ABI_VERSION;
+
+  // tvm_ffi.use_raw_stream / get_raw_stream (python/tvm_ffi/_stream.py).
+  m.def(
+      "push_raw_stream",
+      [](int32_t device_type, int32_t device_id, uintptr_t stream) {
+        tvm_ffi_py::RawStreamOverrides().push_back(
+            {device_type, device_id, reinterpret_cast<void*>(stream)});
+      },
+      py::arg("device_type"), py::arg("device_id"), py::arg("stream"),
+      "Make calls on this thread see `stream` for the device until pop_raw_stream.");
+  m.def(
+      "pop_raw_stream",
+      []() {
+        auto& overrides = tvm_ffi_py::RawStreamOverrides();
+        if (overrides.empty()) throw py::value_error("pop_raw_stream: no raw stream is set");
+        overrides.pop_back();
+      },
+      "Undo the innermost push_raw_stream of this thread.");
+  m.def(
+      "get_raw_stream",
+      [](int32_t device_type, int32_t device_id) -> uintptr_t {
+        if (const auto* o = tvm_ffi_py::FindRawStreamOverride(device_type, device_id)) {
+          return reinterpret_cast<uintptr_t>(o->stream);
+        }
+        void* stream = nullptr;
+        if (tvm_ffi_py::FrameworkStream(nullptr, device_type, device_id, &stream) != 0) {
+          throw py::error_already_set();
+        }
+        return reinterpret_cast<uintptr_t>(stream);
+      },
+      py::arg("device_type"), py::arg("device_id"),
+      "The stream a call would see for the device: a raw override, else the framework's.");
 }

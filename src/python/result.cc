@@ -3,6 +3,7 @@
 
 #include "call_frame.h"
 #include "function.h"
+#include "tensor_result.h"
 
 namespace tvm_ffi_py {
 namespace {
@@ -77,11 +78,21 @@ void RaiseError(const CallFrame& frame, const TVMFFIAny& value) {
   Py_DECREF(exc);
 }
 
+// Releases the managed tensors of elements [from, n) of a container that failed part way.
+void ReleaseRest(const TVMFFIAny* items, int64_t from, int64_t n) {
+  for (int64_t i = from; i < n; ++i) ReleaseManagedTensors(items[i]);
+}
+
+// Converts a result value. Takes ownership of every managed tensor inside it, also when it
+// fails (then the ones not converted are released).
 PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
   switch (v.type_code) {
     case kTVMFFINone:
       Py_RETURN_NONE;
     case kTVMFFIInt:
+      if (v.flags & TVM_FFI_INT_IS_UNSIGNED) {
+        return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(v.v_int64));
+      }
       return PyLong_FromLongLong(v.v_int64);
     case kTVMFFIFloat:
       return PyFloat_FromDouble(v.v_float64);
@@ -94,19 +105,43 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
     case kTVMFFIOpaquePtr:
       if (v.v_ptr == nullptr) Py_RETURN_NONE;
       return PyLong_FromVoidPtr(v.v_ptr);
-    case kTVMFFIArray: {
+    case kTVMFFIDLManagedTensor:
+      return ManagedTensorToPython(frame, static_cast<DLManagedTensorVersioned*>(v.v_ptr));
+    case kTVMFFIArray:
+    case kTVMFFIMap: {
+      const bool is_map = v.type_code == kTVMFFIMap;
+      const int64_t count = is_map ? 2 * v.size : v.size;
       if (depth >= kMaxResultDepth) {
-        PyErr_Format(PyExc_RuntimeError, "%s() returned lists nested deeper than %d levels",
+        ReleaseRest(v.v_array, 0, count);
+        PyErr_Format(PyExc_RuntimeError, "%s() returned containers nested deeper than %d levels",
                      frame.func->name, kMaxResultDepth);
         return nullptr;
       }
-      const bool is_tuple = (v.flags & TVM_FFI_ARRAY_IS_TUPLE) != 0;
+      const bool is_tuple = !is_map && (v.flags & TVM_FFI_ARRAY_IS_TUPLE) != 0;
       const Py_ssize_t n = static_cast<Py_ssize_t>(v.size);
-      PyObject* out = is_tuple ? PyTuple_New(n) : PyList_New(n);
-      if (out == nullptr) return nullptr;
+      PyObject* out = is_map ? PyDict_New() : is_tuple ? PyTuple_New(n) : PyList_New(n);
+      if (out == nullptr) {
+        ReleaseRest(v.v_array, 0, count);
+        return nullptr;
+      }
       for (Py_ssize_t i = 0; i < n; ++i) {
+        if (is_map) {
+          PyObject* key = ToPython(frame, v.v_array[2 * i], depth + 1);
+          PyObject* value = key ? ToPython(frame, v.v_array[2 * i + 1], depth + 1) : nullptr;
+          if (key == nullptr) ReleaseManagedTensors(v.v_array[2 * i + 1]);
+          const int rc = value ? PyDict_SetItem(out, key, value) : -1;
+          Py_XDECREF(key);
+          Py_XDECREF(value);
+          if (rc != 0) {
+            ReleaseRest(v.v_array, 2 * i + 2, count);
+            Py_DECREF(out);
+            return nullptr;
+          }
+          continue;
+        }
         PyObject* item = ToPython(frame, v.v_array[i], depth + 1);
         if (item == nullptr) {
+          ReleaseRest(v.v_array, i + 1, count);
           Py_DECREF(out);
           return nullptr;
         }
@@ -130,8 +165,10 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
 
 PyObject* FinishCall(const CallFrame& frame, int rc, TVMFFIResult* result) {
   PyObject* out = nullptr;
-  if (frame.stream_error) {
-    // The stream query's Python error is already set; it wins over the callee's outcome.
+  if (frame.stream_error || frame.alloc_error) {
+    // The stream query's or the allocator's Python error is already set; it wins over the
+    // callee's outcome (usually an error that only says the query or allocation failed).
+    if (rc == 0) ReleaseManagedTensors(result->value);
   } else if (rc != 0) {
     RaiseError(frame, result->value);
   } else {

@@ -1,6 +1,7 @@
 // The slow half of argument conversion, reached once per Python type (classification) or
 // per call only for producers without the DLPack C exchange API; and the stream callback.
 #include <cstring>
+#include <vector>
 
 #include "call_frame.h"
 #include "function.h"
@@ -129,6 +130,8 @@ const TypeInfo* ClassifyType(PyTypeObject* type) {
     info.kind = ArgKind::kByteArray;
   } else if (PyType_IsSubtype(type, &PyList_Type) || PyType_IsSubtype(type, &PyTuple_Type)) {
     info.kind = ArgKind::kSequence;
+  } else if (PyType_IsSubtype(type, &PyDict_Type)) {
+    info.kind = ArgKind::kMapping;
   } else {
     if (FindExchangeApi(type, &info.api) != 0) return nullptr;
     if (info.api != nullptr) {
@@ -156,15 +159,16 @@ const TypeInfo* ClassifyType(PyTypeObject* type) {
 }
 
 int TensorFromManagedExchange(CallFrame* frame, const ExchangeApi* api, PyObject* obj,
-                              DLTensor** out) {
+                              DLTensor** out, bool* read_only) {
   DLManagedTensorVersioned* mt = nullptr;
   if (api->managed_tensor_from_py_object_no_sync(obj, &mt) != 0) return -1;
   frame->cleanups.push_back(Cleanup{ReleaseVersioned, mt, nullptr});
   *out = &mt->dl_tensor;
+  *read_only = (mt->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   return 0;
 }
 
-int TensorFromDLPackProtocol(CallFrame* frame, PyObject* obj, DLTensor** out) {
+int TensorFromDLPackProtocol(CallFrame* frame, PyObject* obj, DLTensor** out, bool* read_only) {
   if (g_max_version == nullptr) {
     g_max_version = Py_BuildValue("(ii)", 1, 1);
     g_max_version_kwnames = Py_BuildValue("(s)", "max_version");
@@ -196,6 +200,7 @@ int TensorFromDLPackProtocol(CallFrame* frame, PyObject* obj, DLTensor** out) {
     PyCapsule_SetName(capsule, "used_dltensor_versioned");  // we own it now
     frame->cleanups.push_back(Cleanup{ReleaseVersioned, mt, capsule});
     *out = &mt->dl_tensor;
+    *read_only = (mt->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
     return 0;
   }
   if (PyCapsule_IsValid(capsule, "dltensor")) {
@@ -222,6 +227,31 @@ int OpaquePtrFromCtypes(PyObject* obj, void** out) {
   return PyErr_Occurred() ? -1 : 0;
 }
 
+std::vector<RawStreamOverride>& RawStreamOverrides() {
+  // Per thread, like torch's current stream; a handful of entries at most.
+  static thread_local std::vector<RawStreamOverride> overrides;
+  return overrides;
+}
+
+const RawStreamOverride* FindRawStreamOverride(int32_t device_type, int32_t device_id) {
+  const std::vector<RawStreamOverride>& overrides = RawStreamOverrides();
+  for (size_t i = overrides.size(); i-- > 0;) {
+    if (overrides[i].device_type == device_type && overrides[i].device_id == device_id) {
+      return &overrides[i];
+    }
+  }
+  return nullptr;
+}
+
+int FrameworkStream(const ExchangeApi* api, int32_t device_type, int32_t device_id,
+                    void** stream) {
+  *stream = nullptr;
+  if (api == nullptr) api = g_last_exchange_api;
+  if (api == nullptr) api = DiscoverTorchApi();
+  if (api == nullptr || api->current_work_stream == nullptr) return 0;
+  return api->current_work_stream(static_cast<DLDeviceType>(device_type), device_id, stream);
+}
+
 void* GetStreamForCall(void* handle, int32_t device_type, int32_t device_id) {
   auto* frame = static_cast<CallFrame*>(handle);
   if (frame->stream_error) return nullptr;
@@ -232,12 +262,11 @@ void* GetStreamForCall(void* handle, int32_t device_type, int32_t device_id) {
     frame->stream_error = true;
     return nullptr;
   }
-  const ExchangeApi* api = frame->stream_api;
-  if (api == nullptr) api = g_last_exchange_api;
-  if (api == nullptr) api = DiscoverTorchApi();
-  if (api == nullptr || api->current_work_stream == nullptr) return nullptr;
+  if (const RawStreamOverride* o = FindRawStreamOverride(device_type, device_id)) {
+    return o->stream;  // tvm_ffi.use_raw_stream
+  }
   void* stream = nullptr;
-  if (api->current_work_stream(static_cast<DLDeviceType>(device_type), device_id, &stream) != 0) {
+  if (FrameworkStream(frame->stream_api, device_type, device_id, &stream) != 0) {
     frame->stream_error = true;  // raised by FinishCall once the callee returns
     return nullptr;
   }

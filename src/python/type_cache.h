@@ -8,6 +8,8 @@
 
 #include <Python.h>
 
+#include <vector>
+
 #include "call_frame.h"
 #include "dlpack_exchange.h"
 
@@ -22,6 +24,7 @@ enum class ArgKind : uint8_t {
   kBytes,        // bytes subclass
   kByteArray,    // bytearray (and subclasses)
   kSequence,     // list/tuple subclass
+  kMapping,      // dict subclass
   kOpaquePtr,    // ctypes.c_void_p
   kUnsupported,
 };
@@ -60,15 +63,41 @@ inline const TypeInfo* LookupType(PyTypeObject* type) {
 /*! \brief The newest exchange API seen in this process (torch's, in practice), or NULL. */
 extern const ExchangeApi* g_last_exchange_api;
 
-/*! \brief Tensor through obj.__dlpack__(); fills *out, registers cleanups in frame. */
-int TensorFromDLPackProtocol(CallFrame* frame, PyObject* obj, DLTensor** out);
+/*!
+ * \brief Tensor through obj.__dlpack__(); fills *out (and *read_only from the DLPack 1.x
+ *  read-only flag), registers cleanups in frame.
+ */
+int TensorFromDLPackProtocol(CallFrame* frame, PyObject* obj, DLTensor** out, bool* read_only);
 
 /*! \brief Tensor through a managed tensor of the exchange API (no dltensor_from_py_object). */
 int TensorFromManagedExchange(CallFrame* frame, const ExchangeApi* api, PyObject* obj,
-                              DLTensor** out);
+                              DLTensor** out, bool* read_only);
+
+/*! \brief TVMFFICallContext::alloc_tensor for our calls; handle is the CallFrame. */
+int AllocTensorForCall(void* handle, DLTensor* prototype, DLManagedTensorVersioned** out);
 
 /*! \brief ctypes.c_void_p value; 0 or -1 with an error set. */
 int OpaquePtrFromCtypes(PyObject* obj, void** out);
+
+/*! \brief A stream set by tvm_ffi.use_raw_stream for one device, on one thread. */
+struct RawStreamOverride {
+  int32_t device_type;
+  int32_t device_id;
+  void* stream;
+};
+
+/*! \brief This thread's overrides, innermost last. */
+std::vector<RawStreamOverride>& RawStreamOverrides();
+
+/*! \brief The innermost override for a device on this thread, or NULL. */
+const RawStreamOverride* FindRawStreamOverride(int32_t device_type, int32_t device_id);
+
+/*!
+ * \brief The framework's current stream for a device (torch's, through its exchange API;
+ *  `api` first when given): 0 and *stream set (NULL without a framework), or -1 with an error.
+ */
+int FrameworkStream(const ExchangeApi* api, int32_t device_type, int32_t device_id,
+                    void** stream);
 
 /*! \brief TVMFFICallContext::get_stream for our calls; handle is the CallFrame. */
 void* GetStreamForCall(void* handle, int32_t device_type, int32_t device_id);

@@ -30,6 +30,19 @@ typedef struct {
   int64_t* strides;
   uint64_t byte_offset;
 } DLTensor;
+// DLPack 1.0 has both managed forms; the newer type and device codes are absent on purpose.
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensor* self);
+} DLManagedTensor;
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
 }
 #define OTHER_DLPACK_WAS_USED 1
 #endif

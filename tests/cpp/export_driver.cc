@@ -471,8 +471,21 @@ TEST(integer_range_errors) {
                     "small_ints() argument 1[1] must fit in int8 [-128, 127] (got -129)");
   EXPECT_CALL_ERROR("ptr_address", {Int(-1)}, "ValueError",
                     "ptr_address() argument 1 must be a non-negative address (got -1)");
-  EXPECT_CALL_ERROR("big_unsigned", {}, "ValueError",
-                    "big_unsigned() result must fit in int64 (got 18446744073709551615)");
+  // Above INT64_MAX a uint64_t result travels as its bits, flagged unsigned.
+  Call big("big_unsigned", {});
+  EXPECT_EQ(big.rc, 0);
+  EXPECT_EQ(big.value().type_code, kTVMFFIInt);
+  EXPECT_EQ(big.value().flags, TVM_FFI_INT_IS_UNSIGNED);
+  EXPECT_TRUE(static_cast<uint64_t>(big.value().v_int64) == UINT64_MAX);
+  // And such an argument fits uint64_t parameters only.
+  TVMFFIAny huge = Int(-1);
+  huge.flags = TVM_FFI_INT_IS_UNSIGNED;
+  EXPECT_CALL_ERROR("narrow", (std::vector<TVMFFIAny>{huge, Int(0), Int(0), Int(0), Int(0), Int(0),
+                                                     Int(0)}),
+                    "ValueError",
+                    "narrow() argument 1 must fit in int8 [-128, 127] (got 18446744073709551615)");
+  Call top("narrow", {Int(0), Int(0), Int(0), Int(0), Int(0), Int(0), huge});
+  EXPECT_EQ(top.rc, 0);
 }
 
 static void ExpectThrown(const char* what, const char* kind, const std::string& message,
@@ -528,7 +541,7 @@ static void* CallerStream(void* handle, int32_t device_type, int32_t device_id) 
 }
 
 TEST(stream_environment) {
-  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, reinterpret_cast<void*>(0x10000), CallerStream};
+  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, reinterpret_cast<void*>(0x10000), CallerStream, nullptr};
   Call with_ctx("current_stream", {Int(kDLCUDA), Int(1)}, &ctx);
   EXPECT_OK(with_ctx);
   EXPECT_TRUE(with_ctx.value().v_ptr == reinterpret_cast<void*>(0x10000 + 201));

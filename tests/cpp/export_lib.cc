@@ -180,8 +180,8 @@ std::tuple<void*, void*, void*, void*> OverrideStream(void* stream) {
   void* original = nullptr;
   TVM_FFI_CHECK(TVMFFIEnvSetStream(kDLCUDA, 0, stream, &original) == 0, RuntimeError);
   void* after_set = TVMFFIEnvGetStream(kDLCUDA, 0);
-  TVMFFICallContext nested_ctx{TVM_FFI_ABI_VERSION, nullptr, NestedCallerStream};
-  TVMFFIAny args[2];
+  TVMFFICallContext nested_ctx{TVM_FFI_ABI_VERSION, nullptr, NestedCallerStream, nullptr};
+  TVMFFIAny args[2] = {};  // flags must be 0 (TVM_FFI_INT_IS_UNSIGNED is a flag of ints)
   args[0].type_code = kTVMFFIInt;
   args[0].v_int64 = kDLCUDA;
   args[1].type_code = kTVMFFIInt;

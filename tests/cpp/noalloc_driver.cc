@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   TVMFFIAny none;
   std::memset(&none, 0, sizeof(none));
   none.type_code = kTVMFFINone;
-  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, nullptr, CallerStream};
+  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, nullptr, CallerStream, nullptr};
 
   TVMFFIFunctionEntry noop3 = Entry(lib, "noop3");
   TVMFFIFunctionEntry add_int = Entry(lib, "add_int");

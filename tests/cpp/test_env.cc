@@ -23,20 +23,20 @@ TEST(outside_any_call_default_is_null) {
 }
 
 TEST(call_context_supplies_the_stream) {
-  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, Handle(0x10000), CallerStream};
+  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, Handle(0x10000), CallerStream, nullptr};
   {
     EnvCallScope scope(&ctx);
     EXPECT_TRUE(TVMFFIEnvGetStream(kDLCUDA, 3) == Handle(0x10000 + 203));
     EXPECT_TRUE(TVMFFIEnvGetStream(kDLROCM, 1) == Handle(0x10000 + 1001));
   }
   EXPECT_TRUE(TVMFFIEnvGetStream(kDLCUDA, 3) == nullptr);
-  TVMFFICallContext no_callback{TVM_FFI_ABI_VERSION, Handle(0x10000), nullptr};
+  TVMFFICallContext no_callback{TVM_FFI_ABI_VERSION, Handle(0x10000), nullptr, nullptr};
   EnvCallScope scope(&no_callback);
   EXPECT_TRUE(TVMFFIEnvGetStream(kDLCUDA, 3) == nullptr);
 }
 
 TEST(set_overrides_and_reports_the_original) {
-  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, Handle(0x10000), CallerStream};
+  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, Handle(0x10000), CallerStream, nullptr};
   EnvCallScope scope(&ctx);
   TVMFFIStreamHandle original = Handle(1);
   EXPECT_EQ(TVMFFIEnvSetStream(kDLCUDA, 0, Handle(0xA), &original), 0);
@@ -51,8 +51,8 @@ TEST(set_overrides_and_reports_the_original) {
 }
 
 TEST(scopes_restore_everything) {
-  TVMFFICallContext outer_ctx{TVM_FFI_ABI_VERSION, Handle(0x10000), CallerStream};
-  TVMFFICallContext inner_ctx{TVM_FFI_ABI_VERSION, Handle(0x20000), CallerStream};
+  TVMFFICallContext outer_ctx{TVM_FFI_ABI_VERSION, Handle(0x10000), CallerStream, nullptr};
+  TVMFFICallContext inner_ctx{TVM_FFI_ABI_VERSION, Handle(0x20000), CallerStream, nullptr};
   EnvCallScope outer(&outer_ctx);
   EXPECT_EQ(TVMFFIEnvSetStream(kDLCUDA, 0, Handle(0xA), nullptr), 0);
   {
@@ -76,7 +76,7 @@ TEST(scopes_restore_everything) {
 }
 
 TEST(restored_when_the_call_throws) {
-  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, Handle(0x10000), CallerStream};
+  TVMFFICallContext ctx{TVM_FFI_ABI_VERSION, Handle(0x10000), CallerStream, nullptr};
   try {
     EnvCallScope scope(&ctx);
     TVMFFIEnvSetStream(kDLCUDA, 0, Handle(0xE), nullptr);

@@ -62,7 +62,15 @@ TEST(accessors) {
   Tensor t({2, 3, 4}, {12, 4, 1}, 8);
   t.dl.device = DLDevice{kDLCUDA, 3};
   TensorView v(&t.dl);
-  EXPECT_TRUE(v.data_ptr() == static_cast<void*>(t.storage.data() + 2));
+  // DLPack's (and apache-tvm-ffi's) meaning: the raw pointer; the first element is 8 bytes on.
+  EXPECT_TRUE(v.data_ptr() == static_cast<void*>(t.storage.data()));
+  EXPECT_EQ(v.byte_offset(), uint64_t{8});
+  EXPECT_TRUE(static_cast<char*>(v.data_ptr()) + v.byte_offset() ==
+              reinterpret_cast<char*>(t.storage.data() + 2));
+  EXPECT_EQ(v.dim(), 3);
+  EXPECT_EQ(v.sizes()[1], 3);
+  EXPECT_TRUE(v.is_contiguous());
+  EXPECT_TRUE(!v.IsReadOnly());
   EXPECT_EQ(v.device().device_type, kDLCUDA);
   EXPECT_EQ(v.device().device_id, 3);
   EXPECT_EQ(int(v.dtype().code), int(kDLFloat));

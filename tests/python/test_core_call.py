@@ -138,8 +138,15 @@ def test_int_round_trip(mod, value):
 
 
 def test_int_too_large_for_int64(mod):
-    with pytest.raises(OverflowError, match=r"^echo_int\(\) argument 1: int does not fit in 64"):
+    # 2**63 .. 2**64-1 reach the callee (uint64_t parameters take them); int64_t refuses.
+    with pytest.raises(
+        ValueError,
+        match=r"^echo_int\(\) argument 1 must fit in int64 \[-9223372036854775808, "
+        r"9223372036854775807\] \(got 9223372036854775808\)$",
+    ):
         mod.echo_int(2**63)
+    with pytest.raises(OverflowError, match=r"^echo_int\(\) argument 1: int does not fit in 64"):
+        mod.echo_int(2**64)
 
 
 def test_int_range_checked_by_callee(mod):

@@ -26,4 +26,24 @@
 #define TVM_FFI_DETAIL_HIDDEN_END
 #endif
 
+/*
+ * TVM_FFI_DETAIL_TLS_MODEL: the TLS model a shared object may use even when the file was
+ * compiled without -fPIC (a hidden thread_local otherwise gets local-exec, which ld refuses
+ * in a .so: "relocation R_X86_64_TPOFF32 ... recompile with -fPIC"). With -fPIC it is what the
+ * compiler picks anyway. nvcc's front end does not know the attribute and says so (1835), but
+ * passes it on to the host compiler, which applies it: the _BEGIN/_END pair silences that.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define TVM_FFI_DETAIL_TLS_MODEL __attribute__((tls_model("global-dynamic")))
+#else
+#define TVM_FFI_DETAIL_TLS_MODEL
+#endif
+#if defined(__NVCC__)
+#define TVM_FFI_DETAIL_TLS_MODEL_BEGIN _Pragma("nv_diag_suppress 1835")
+#define TVM_FFI_DETAIL_TLS_MODEL_END _Pragma("nv_diag_default 1835")
+#else
+#define TVM_FFI_DETAIL_TLS_MODEL_BEGIN
+#define TVM_FFI_DETAIL_TLS_MODEL_END
+#endif
+
 #endif  // TVM_FFI_BASE_H_

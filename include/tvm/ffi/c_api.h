@@ -15,8 +15,12 @@
 extern "C" {
 #endif
 
-/*! \brief Bumped on any incompatible change of the structs or the entry signature below. */
-#define TVM_FFI_ABI_VERSION 1
+/*!
+ * \brief Bumped when the structs or the entry signature below change. Version 2 added the
+ *  map and managed-tensor type codes and TVMFFICallContext::alloc_tensor; a version-1
+ *  library never reads or returns either, so callers may keep accepting it.
+ */
+#define TVM_FFI_ABI_VERSION 2
 
 /*! \brief Every exported function `name` is the symbol `__tvm_ffi_<name>`. */
 #define TVM_FFI_SYMBOL_PREFIX "__tvm_ffi_"
@@ -35,10 +39,20 @@ typedef enum {
   kTVMFFIArray = 7,       /* v_array: size elements; flags: TVM_FFI_ARRAY_IS_TUPLE or 0 (list) */
   kTVMFFIOpaquePtr = 8,   /* v_ptr */
   kTVMFFIError = 9,       /* results only: v_ptr is a const TVMFFIErrorInfo* */
-  kTVMFFIUnsupported = 10 /* arguments only: the caller could not convert it; v_str names its type */
+  kTVMFFIUnsupported = 10, /* arguments only: the caller could not convert it; v_str names its type */
+  kTVMFFIMap = 11,         /* v_array: 2 * size elements, key then value; size: entry count */
+  kTVMFFIDLManagedTensor = 12 /* results only: v_ptr is a DLManagedTensorVersioned* that the
+                                 receiver owns and must release with its deleter, exactly once */
 } TVMFFITypeCode;
 
 #define TVM_FFI_ARRAY_IS_TUPLE 1
+/*! \brief flags of a kTVMFFIInt: v_int64 holds the bits of a uint64_t above INT64_MAX. */
+#define TVM_FFI_INT_IS_UNSIGNED 1
+/*! \brief flags of a kTVMFFIDLTensorPtr argument: the producer marked the memory read-only. */
+#define TVM_FFI_TENSOR_IS_READ_ONLY 1
+
+/*! \brief An opaque object handle (for TVMFFIEnvTensorAlloc: a DLManagedTensorVersioned*). */
+typedef void* TVMFFIObjectHandle;
 
 /*! \brief One argument or result value. 24 bytes, trivially copyable. */
 typedef struct TVMFFIAny {
@@ -78,11 +92,15 @@ typedef struct TVMFFIResult {
  * \brief Per-call context handed in by the caller; may be NULL.
  * get_stream returns the caller's current stream for a device (NULL: the default stream);
  * it is only called when the function asks (TVMFFIEnvGetStream), so passing it is free.
+ * alloc_tensor (read only when abi_version >= 2; may be NULL) allocates a tensor through the
+ * caller's framework for the shape, dtype and device of `prototype` (its data, strides and
+ * byte_offset are ignored): 0 and *out set, or -1 when it failed (the caller keeps the reason).
  */
 typedef struct TVMFFICallContext {
   int32_t abi_version;
   void* handle;
   void* (*get_stream)(void* handle, int32_t device_type, int32_t device_id);
+  int (*alloc_tensor)(void* handle, DLTensor* prototype, DLManagedTensorVersioned** out);
 } TVMFFICallContext;
 
 /*! \brief Static description of one exported function (see TVM_FFI_QUERY_INFO). */

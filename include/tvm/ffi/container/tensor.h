@@ -2,134 +2,72 @@
  * tvm::ffi::TensorView: a non-owning view of a DLTensor, the type an exported function takes
  * for tensor arguments. It is valid only while the DLTensor it views is (for an argument:
  * until the function returns).
+ *
+ * tvm::ffi::Tensor: an owning tensor (shared ownership of a DLManagedTensorVersioned), the
+ * type an exported function returns for a tensor it allocated, e.g. through the caller's
+ * framework with Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, shape, dtype, device).
  */
 #ifndef TVM_FFI_CONTAINER_TENSOR_H_
 #define TVM_FFI_CONTAINER_TENSOR_H_
 
 #include <tvm/ffi/base.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/detail/append.h>
+#include <tvm/ffi/detail/env_state.h>
 #include <tvm/ffi/dlpack.h>
 #include <tvm/ffi/error.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-// std::random_access_iterator_tag: every standard library declares it with <string> (which
-// error.h includes; std::string's iterators need it). <iterator> itself would add <streambuf>
-// and the stream iterators to every translation unit.
+#include <cstdlib>
+#include <iosfwd>
 #include <string>
+#include <utility>
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
 
-/*!
- * \brief Read-only view of a tensor's shape or strides: size(), operator[], begin()/end().
- * Elements are returned by value because strides may be computed: a DLTensor whose strides
- * pointer is NULL (allowed for old producers) is row-major contiguous.
- */
-class IntArrayView {
- public:
-  class iterator;
-  using const_iterator = iterator;
-  using value_type = int64_t;
-
-  /*! \param values may be NULL: then element i is the row-major stride of `shape`. */
-  IntArrayView(const int64_t* values, const int64_t* shape, int32_t size) noexcept
-      : values_(values), shape_(shape), size_(size > 0 ? static_cast<size_t>(size) : 0) {}
-
-  size_t size() const noexcept { return size_; }
-  bool empty() const noexcept { return size_ == 0; }
-  /*! \brief Unchecked, like std::vector::operator[]. */
-  int64_t operator[](size_t i) const noexcept {
-    if (values_ != nullptr) return values_[i];
-    int64_t stride = 1;
-    for (size_t d = i + 1; d < size_; ++d) stride *= shape_[d];
-    return stride;
-  }
-  int64_t front() const noexcept { return (*this)[0]; }
-  int64_t back() const noexcept { return (*this)[size_ - 1]; }
-  iterator begin() const noexcept;
-  iterator end() const noexcept;
-
- private:
-  const int64_t* values_;
-  const int64_t* shape_;
-  size_t size_;
-};
-
-/*! \brief Holds a copy of the view, so it stays valid after the view goes away. */
-class IntArrayView::iterator {
- public:
-  using iterator_category = std::random_access_iterator_tag;
-  using value_type = int64_t;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const int64_t*;
-  using reference = int64_t;
-
-  iterator(IntArrayView view, size_t index) noexcept : view_(view), index_(index) {}
-  int64_t operator*() const noexcept { return view_[index_]; }
-  int64_t operator[](difference_type n) const noexcept { return view_[index_ + n]; }
-  iterator& operator++() noexcept {
-    ++index_;
-    return *this;
-  }
-  iterator operator++(int) noexcept {
-    iterator old = *this;
-    ++index_;
-    return old;
-  }
-  iterator& operator--() noexcept {
-    --index_;
-    return *this;
-  }
-  iterator operator--(int) noexcept {
-    iterator old = *this;
-    --index_;
-    return old;
-  }
-  iterator& operator+=(difference_type n) noexcept {
-    index_ += n;
-    return *this;
-  }
-  iterator& operator-=(difference_type n) noexcept {
-    index_ -= n;
-    return *this;
-  }
-  iterator operator+(difference_type n) const noexcept { return iterator(view_, index_ + n); }
-  iterator operator-(difference_type n) const noexcept { return iterator(view_, index_ - n); }
-  difference_type operator-(const iterator& other) const noexcept {
-    return static_cast<difference_type>(index_) - static_cast<difference_type>(other.index_);
-  }
-  bool operator==(const iterator& other) const noexcept { return index_ == other.index_; }
-  bool operator!=(const iterator& other) const noexcept { return index_ != other.index_; }
-  bool operator<(const iterator& other) const noexcept { return index_ < other.index_; }
-  bool operator>(const iterator& other) const noexcept { return index_ > other.index_; }
-  bool operator<=(const iterator& other) const noexcept { return index_ <= other.index_; }
-  bool operator>=(const iterator& other) const noexcept { return index_ >= other.index_; }
-
- private:
-  IntArrayView view_;
-  size_t index_;
-};
-
-inline IntArrayView::iterator IntArrayView::begin() const noexcept { return iterator(*this, 0); }
-inline IntArrayView::iterator IntArrayView::end() const noexcept { return iterator(*this, size_); }
-
 class TensorView {
  public:
   /*! \brief Views `tensor`, which must be non-null and outlive the view. */
-  TensorView(const DLTensor* tensor) noexcept : tensor_(tensor) {}  // NOLINT: implicit on purpose
+  TensorView(const DLTensor* tensor, bool read_only = false) noexcept  // NOLINT: implicit
+      : tensor_(tensor), read_only_(read_only) {}
 
-  /*! \brief Address of the first element: data + byte_offset. */
-  void* data_ptr() const noexcept {
-    return static_cast<char*>(tensor_->data) + tensor_->byte_offset;
+  /*!
+   * \brief The DLTensor's data pointer. As in DLPack (and apache-tvm-ffi), the first element
+   *  is at data_ptr() + byte_offset(); tensors passed from Python always have byte_offset() 0
+   *  (the caller folds any offset into the pointer), so data_ptr() is the first element there.
+   */
+  void* data_ptr() const noexcept { return tensor_->data; }
+  /*! \brief Bytes from data_ptr() to the first element (0 for every tensor from Python). */
+  uint64_t byte_offset() const noexcept { return tensor_->byte_offset; }
+  /*!
+   * \brief True when the producer marked the memory read-only (DLPack's read-only flag, e.g.
+   *  a numpy array over `bytes`, a JAX array). Such a tensor may be read; writing through it
+   *  is a bug: check with CheckWritable() before using a tensor as an output.
+   */
+  bool IsReadOnly() const noexcept { return read_only_; }
+  /*! \brief ValueError naming `what` when the tensor is read-only. */
+  void CheckWritable(const char* what = "output tensor") const {
+    if (TVM_FFI_UNLIKELY(read_only_)) {
+      TVM_FFI_THROW(ValueError) << what << " is read-only (its producer set DLPack's "
+                                << "read-only flag) and cannot be written";
+    }
   }
   DLDevice device() const noexcept { return tensor_->device; }
   DLDataType dtype() const noexcept { return tensor_->dtype; }
   int32_t ndim() const noexcept { return tensor_->ndim; }
+  /*! \brief ndim(), under torch's name. */
+  int32_t dim() const noexcept { return tensor_->ndim; }
   IntArrayView shape() const noexcept {
     return IntArrayView(tensor_->shape, tensor_->shape, tensor_->ndim);
   }
+  /*! \brief shape(), under torch's name. */
+  IntArrayView sizes() const noexcept { return shape(); }
   /*! \brief In elements. Row-major values when the producer left strides NULL. */
   IntArrayView strides() const noexcept {
     return IntArrayView(tensor_->strides, tensor_->shape, tensor_->ndim);
@@ -159,7 +97,10 @@ class TensorView {
     }
     return true;
   }
+  /*! \brief IsContiguous(), under torch's name. */
+  bool is_contiguous() const noexcept { return IsContiguous(); }
   const DLTensor* GetDLTensorPtr() const noexcept { return tensor_; }
+  const DLTensor* operator->() const noexcept { return tensor_; }
 
  private:
   size_t CheckDim(int64_t dim, const char* method) const {
@@ -180,10 +121,226 @@ class TensorView {
   }
 
   const DLTensor* tensor_;
+  bool read_only_;
+};
+
+namespace detail {
+/*! \brief Shared ownership of one DLManagedTensorVersioned; its deleter runs with the last. */
+struct TensorControl {
+  std::atomic<int32_t> refs;
+  DLManagedTensorVersioned* managed;
+};
+
+/*! \brief What a legacy (pre-1.0) DLManagedTensor is wrapped in, to be owned uniformly. */
+struct LegacyTensorAdapter {
+  DLManagedTensorVersioned versioned;
+  DLManagedTensor* legacy;
+  static void Delete(DLManagedTensorVersioned* self) {
+    LegacyTensorAdapter* adapter = reinterpret_cast<LegacyTensorAdapter*>(self);
+    if (adapter->legacy->deleter != nullptr) adapter->legacy->deleter(adapter->legacy);
+    delete adapter;
+  }
+};
+
+/*! \brief A new reference handed out by Tensor::ToDLPackVersioned(): drops one ref. */
+struct SharedTensorExport {
+  DLManagedTensorVersioned versioned;
+  TensorControl* control;
+};
+}  // namespace detail
+
+class Tensor {
+ public:
+  /*! \brief An undefined tensor (defined() is false). */
+  Tensor() noexcept = default;
+  Tensor(const Tensor& other) noexcept : control_(other.control_), borrowed_(other.borrowed_) {
+    if (control_ != nullptr) control_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  Tensor(Tensor&& other) noexcept : control_(other.control_), borrowed_(other.borrowed_) {
+    other.control_ = nullptr;
+    other.borrowed_ = nullptr;
+  }
+  Tensor& operator=(Tensor other) noexcept {
+    std::swap(control_, other.control_);
+    std::swap(borrowed_, other.borrowed_);
+    return *this;
+  }
+  ~Tensor() { Release(control_); }
+
+  /*!
+   * \brief A tensor argument: views the caller's DLTensor, valid until the function returns
+   *  (the caller owns it). Keep a TensorView or copy the data to keep it longer.
+   */
+  explicit Tensor(const DLTensor* borrowed) noexcept : borrowed_(borrowed) {}
+
+  /*! \brief Takes ownership of `managed` (its deleter runs when the last Tensor goes). */
+  static Tensor FromDLPackVersioned(DLManagedTensorVersioned* managed, size_t require_alignment = 0,
+                                    bool require_contiguous = false) {
+    if (managed == nullptr) {
+      TVM_FFI_THROW(ValueError) << "Tensor::FromDLPackVersioned: null DLManagedTensorVersioned";
+    }
+    Tensor t;
+    t.control_ = new detail::TensorControl{{1}, managed};
+    t.CheckRequirements("Tensor::FromDLPackVersioned", require_alignment, require_contiguous);
+    return t;
+  }
+  /*! \brief Takes ownership of a pre-1.0 `managed` tensor. */
+  static Tensor FromDLPack(DLManagedTensor* managed, size_t require_alignment = 0,
+                           bool require_contiguous = false) {
+    if (managed == nullptr) {
+      TVM_FFI_THROW(ValueError) << "Tensor::FromDLPack: null DLManagedTensor";
+    }
+    auto* adapter = new detail::LegacyTensorAdapter{};
+    adapter->versioned.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+    adapter->versioned.dl_tensor = managed->dl_tensor;
+    adapter->versioned.deleter = detail::LegacyTensorAdapter::Delete;
+    adapter->legacy = managed;
+    Tensor t;
+    t.control_ = new detail::TensorControl{{1}, &adapter->versioned};
+    t.CheckRequirements("Tensor::FromDLPack", require_alignment, require_contiguous);
+    return t;
+  }
+
+  /*!
+   * \brief Allocates a contiguous tensor through the caller's framework: pass
+   *  TVMFFIEnvTensorAlloc (extra/c_env_api.h). Called from Python with torch tensors among the
+   *  arguments, this is torch.empty on their framework; the result returns to Python as a
+   *  torch.Tensor. RuntimeError when the caller offers no allocator.
+   */
+  static Tensor FromEnvAlloc(int (*env_alloc)(DLTensor*, TVMFFIObjectHandle*), IntArrayView shape,
+                             DLDataType dtype, DLDevice device) {
+    DLTensor prototype{};
+    prototype.device = device;
+    prototype.dtype = dtype;
+    prototype.ndim = static_cast<int32_t>(shape.size());
+    // The allocator only reads the shape; a computed-strides view never comes here.
+    prototype.shape = const_cast<int64_t*>(shape.data());
+    TVMFFIObjectHandle out = nullptr;
+    if (env_alloc == nullptr || env_alloc(&prototype, &out) != 0 || out == nullptr) {
+      std::string what;
+      detail::AppendDType(what, dtype);
+      what += " on ";
+      detail::AppendDevice(what, device);
+      const TVMFFICallContext* ctx = detail::GetEnvState()->ctx;
+      const bool offered = ctx != nullptr && ctx->abi_version >= 2 && ctx->alloc_tensor != nullptr;
+      TVM_FFI_THROW(RuntimeError)
+          << "Tensor::FromEnvAlloc: allocating a " << what << " tensor of " << shape.size()
+          << " dimensions failed: "
+          << (offered ? "the caller's allocator refused it"
+                      : "no tensor allocator in this call (TVMFFIEnvTensorAlloc allocates inside "
+                        "a function called from tvm_ffi's Python package)");
+    }
+    return FromDLPackVersioned(static_cast<DLManagedTensorVersioned*>(out));
+  }
+
+  /*!
+   * \brief A new DLManagedTensorVersioned that shares this tensor's memory; the receiver
+   *  calls its deleter once. Undefined or borrowed tensors cannot be exported (RuntimeError).
+   */
+  DLManagedTensorVersioned* ToDLPackVersioned() const {
+    if (control_ == nullptr) {
+      TVM_FFI_THROW(RuntimeError) << "Tensor::ToDLPackVersioned: "
+                                  << (borrowed_ ? "a borrowed argument tensor is owned by the "
+                                                  "caller and cannot be exported"
+                                                : "the tensor is undefined");
+    }
+    auto* out = new detail::SharedTensorExport{};
+    out->versioned = *control_->managed;
+    out->versioned.manager_ctx = out;
+    out->versioned.deleter = [](DLManagedTensorVersioned* self) {
+      auto* shared = static_cast<detail::SharedTensorExport*>(self->manager_ctx);
+      Release(shared->control);
+      delete shared;
+    };
+    out->control = control_;
+    control_->refs.fetch_add(1, std::memory_order_relaxed);
+    return &out->versioned;
+  }
+
+  bool defined() const noexcept { return control_ != nullptr || borrowed_ != nullptr; }
+  /*! \brief Owners of the memory among Tensors (0 for undefined or borrowed tensors). */
+  int use_count() const noexcept {
+    return control_ ? control_->refs.load(std::memory_order_relaxed) : 0;
+  }
+
+  const DLTensor* GetDLTensorPtr() const noexcept {
+    return control_ ? &control_->managed->dl_tensor : borrowed_;
+  }
+  const DLTensor* operator->() const noexcept { return GetDLTensorPtr(); }
+  operator TensorView() const noexcept { return TensorView(GetDLTensorPtr()); }  // NOLINT
+  TensorView view() const noexcept { return TensorView(GetDLTensorPtr()); }
+
+  // The TensorView interface.
+  void* data_ptr() const noexcept { return view().data_ptr(); }
+  uint64_t byte_offset() const noexcept { return view().byte_offset(); }
+  DLDevice device() const noexcept { return view().device(); }
+  DLDataType dtype() const noexcept { return view().dtype(); }
+  int32_t ndim() const noexcept { return view().ndim(); }
+  int32_t dim() const noexcept { return view().ndim(); }
+  IntArrayView shape() const noexcept { return view().shape(); }
+  IntArrayView sizes() const noexcept { return view().shape(); }
+  IntArrayView strides() const noexcept { return view().strides(); }
+  int64_t size(int64_t dim) const { return view().size(dim); }
+  int64_t stride(int64_t dim) const { return view().stride(dim); }
+  int64_t numel() const noexcept { return view().numel(); }
+  bool IsContiguous() const noexcept { return view().IsContiguous(); }
+  bool is_contiguous() const noexcept { return view().IsContiguous(); }
+
+  /*!
+   * \brief For the export wrapper: hands the managed tensor over to the caller. The only
+   *  owner passes its own (the framework's deleter, no wrapper); a shared one exports a ref.
+   */
+  DLManagedTensorVersioned* ReleaseToCaller() const {
+    if (control_ != nullptr && control_->refs.load(std::memory_order_acquire) == 1) {
+      DLManagedTensorVersioned* managed = control_->managed;
+      delete control_;
+      control_ = nullptr;
+      return managed;
+    }
+    return ToDLPackVersioned();
+  }
+
+ private:
+  static void Release(detail::TensorControl* control) noexcept {
+    if (control != nullptr && control->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (control->managed->deleter != nullptr) control->managed->deleter(control->managed);
+      delete control;
+    }
+  }
+
+  void CheckRequirements(const char* op, size_t alignment, bool contiguous) const {
+    const DLTensor* t = GetDLTensorPtr();
+    if (alignment != 0 &&
+        (reinterpret_cast<uintptr_t>(t->data) + t->byte_offset) % alignment != 0) {
+      TVM_FFI_THROW(ValueError) << op << ": data is not aligned to " << alignment << " bytes";
+    }
+    if (contiguous && !TensorView(t).IsContiguous()) {
+      TVM_FFI_THROW(ValueError) << op << ": tensor is not contiguous";
+    }
+  }
+
+  // Mutable so that the export wrapper can hand a uniquely owned tensor over from the const
+  // value it converts (ReleaseToCaller); nothing else changes it behind a const.
+  mutable detail::TensorControl* control_ = nullptr;
+  const DLTensor* borrowed_ = nullptr;
 };
 
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
+
+// In the global namespace, where DLDevice lives, so that argument-dependent lookup finds them.
+inline bool operator==(const DLDevice& a, const DLDevice& b) noexcept {
+  return a.device_type == b.device_type && a.device_id == b.device_id;
+}
+inline bool operator!=(const DLDevice& a, const DLDevice& b) noexcept { return !(a == b); }
+/*! \brief Prints "cuda:0", "cpu:0", ... A template so that <ostream> is needed only where used. */
+template <typename CharT, typename Traits>
+std::basic_ostream<CharT, Traits>& operator<<(std::basic_ostream<CharT, Traits>& os,
+                                              const DLDevice& device) {
+  std::string text;
+  ::tvm::ffi::detail::AppendDevice(text, device);
+  return os << text;
+}
 
 #endif  // TVM_FFI_CONTAINER_TENSOR_H_

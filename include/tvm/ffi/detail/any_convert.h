@@ -16,7 +16,12 @@
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/map.h>
+#include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/container/tuple.h>
+#include <tvm/ffi/optional.h>
 #include <tvm/ffi/string.h>
 
 #include <cstdint>
@@ -67,6 +72,8 @@ inline std::string AnyTypeName(const TVMFFIAny& v) {
       return (v.flags & TVM_FFI_ARRAY_IS_TUPLE) ? "tuple" : "list";
     case kTVMFFIOpaquePtr:
       return "pointer";
+    case kTVMFFIMap:
+      return "dict";
     case kTVMFFIUnsupported:
       return v.v_str != nullptr ? v.v_str : "unknown";
     default:
@@ -188,6 +195,11 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
     // bool is accepted because Python's bool is an int.
     if (TVM_FFI_LIKELY(v.type_code == kTVMFFIInt || v.type_code == kTVMFFIBool)) {
       int64_t x = v.v_int64;
+      if (TVM_FFI_UNLIKELY(v.flags & TVM_FFI_INT_IS_UNSIGNED)) {  // 2**63 .. 2**64-1
+        const uint64_t u = static_cast<uint64_t>(x);
+        if constexpr (std::is_unsigned_v<T> && sizeof(T) == sizeof(uint64_t)) return u;
+        ThrowOutOfRange(std::to_string(u));
+      }
       if (TVM_FFI_LIKELY(Fits(x))) return static_cast<T>(x);
       ThrowOutOfRange(std::to_string(x));
     }
@@ -195,13 +207,13 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
   }
   static size_t ResultBytes(T) { return 0; }
   static void ToResult(T v, TVMFFIAny* out, char**) {
-    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t)) {
-      if (v > static_cast<T>(std::numeric_limits<int64_t>::max())) {
-        throw ConversionError{"", "", "", "must fit in int64 (got " + std::to_string(v) + ")"};
-      }
-    }
     SetScalar(out, kTVMFFIInt);
     out->v_int64 = static_cast<int64_t>(v);
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t)) {
+      if (v > static_cast<T>(std::numeric_limits<int64_t>::max())) {
+        out->flags = TVM_FFI_INT_IS_UNSIGNED;
+      }
+    }
   }
 
  private:
@@ -294,7 +306,13 @@ struct TensorTraits {
   static constexpr bool kInlineResult = false;
   static void AppendName(std::string* out) { *out += "Tensor"; }
   static T FromArg(const TVMFFIAny& v) {
-    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIDLTensorPtr)) return T(v.v_tensor);
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIDLTensorPtr)) {
+      if constexpr (std::is_same_v<T, TensorView>) {
+        return TensorView(v.v_tensor, (v.flags & TVM_FFI_TENSOR_IS_READ_ONLY) != 0);
+      } else {
+        return T(v.v_tensor);
+      }
+    }
     ThrowTypeMismatch<T>(v);
   }
 };
@@ -305,6 +323,26 @@ template <>
 struct TypeTraits<DLTensor*> : TensorTraits<DLTensor*> {};
 template <>
 struct TypeTraits<const DLTensor*> : TensorTraits<const DLTensor*> {};
+
+/*!
+ * \brief An owning Tensor. As an argument it borrows the caller's tensor for the call; as a
+ * result its memory goes to the caller (kTVMFFIDLManagedTensor), which becomes the owner.
+ */
+template <>
+struct TypeTraits<Tensor> : TensorTraits<Tensor> {
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = true;  // the memory travels by pointer: no block
+  static size_t ResultBytes(const Tensor&) { return 0; }
+  static void ToResult(const Tensor& v, TVMFFIAny* out, char**) {
+    if (!v.defined()) {
+      SetScalar(out, kTVMFFINone);
+      out->v_int64 = 0;
+      return;
+    }
+    SetScalar(out, kTVMFFIDLManagedTensor);
+    out->v_ptr = v.ReleaseToCaller();
+  }
+};
 
 // ---- containers ----------------------------------------------------------------------------
 
@@ -451,6 +489,114 @@ struct TypeTraits<std::tuple<Ts...>> {
   [[noreturn]] TVM_FFI_COLD static void ThrowWrongLength(const TVMFFIAny& v) {
     throw ConversionError{"", TypeName<std::tuple<Ts...>>(),
                           AnyTypeName(v) + " of length " + std::to_string(v.size), ""};
+  }
+};
+
+// ---- the tvm::ffi containers: the same wire forms as their std:: counterparts ------------
+
+template <typename T>
+struct TypeTraits<Optional<T>> : TypeTraits<std::optional<T>> {
+  using Base = TypeTraits<std::optional<T>>;
+  static Optional<T> FromArg(const TVMFFIAny& v) { return Optional<T>(Base::FromArg(v)); }
+  static size_t ResultBytes(const Optional<T>& v) { return Base::ResultBytes(v.as_std()); }
+  static void ToResult(const Optional<T>& v, TVMFFIAny* out, char** cursor) {
+    Base::ToResult(v.as_std(), out, cursor);
+  }
+};
+
+template <typename T>
+struct TypeTraits<Array<T>> : TypeTraits<std::vector<T>> {
+  using Base = TypeTraits<std::vector<T>>;
+  static Array<T> FromArg(const TVMFFIAny& v) { return Array<T>(Base::FromArg(v)); }
+  static size_t ResultBytes(const Array<T>& v) { return Base::ResultBytes(v.as_vector()); }
+  static void ToResult(const Array<T>& v, TVMFFIAny* out, char** cursor) {
+    Base::ToResult(v.as_vector(), out, cursor);
+  }
+};
+
+template <typename... Ts>
+struct TypeTraits<Tuple<Ts...>> : TypeTraits<std::tuple<Ts...>> {
+  using Base = TypeTraits<std::tuple<Ts...>>;
+  static Tuple<Ts...> FromArg(const TVMFFIAny& v) { return Tuple<Ts...>(Base::FromArg(v)); }
+  static size_t ResultBytes(const Tuple<Ts...>& v) { return Base::ResultBytes(v.as_std()); }
+  static void ToResult(const Tuple<Ts...>& v, TVMFFIAny* out, char** cursor) {
+    Base::ToResult(v.as_std(), out, cursor);
+  }
+};
+
+/*! \brief A list or tuple of ints; returned as a tuple. */
+template <>
+struct TypeTraits<Shape> {
+  using Base = TypeTraits<std::vector<int64_t>>;
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = false;
+  static void AppendName(std::string* out) { *out += "tuple[int, ...]"; }
+  static Shape FromArg(const TVMFFIAny& v) {
+    if (v.type_code != kTVMFFIArray) ThrowTypeMismatch<Shape>(v);
+    return Shape(Base::FromArg(v));
+  }
+  static size_t ResultBytes(const Shape& v) { return v.size() * sizeof(TVMFFIAny); }
+  static void ToResult(const Shape& v, TVMFFIAny* out, char** cursor) {
+    Base::ToResult(v.as_vector(), out, cursor);
+    out->flags = TVM_FFI_ARRAY_IS_TUPLE;
+  }
+};
+
+/*! \brief "'key'" for a string key, else the entry's position: where a conversion failed. */
+inline std::string MapEntryLabel(const TVMFFIAny& key, size_t index) {
+  if (key.type_code == kTVMFFIStr) {
+    return "['" + std::string(key.v_str, static_cast<size_t>(key.size)) + "']";
+  }
+  return "[entry " + std::to_string(index) + "]";
+}
+
+/*! \brief A dict; returned as a dict (insertion order kept). */
+template <typename K, typename V>
+struct TypeTraits<Map<K, V>> {
+  static constexpr bool kArg = TypeTraits<K>::kArg && TypeTraits<V>::kArg;
+  static constexpr bool kResult = TypeTraits<K>::kResult && TypeTraits<V>::kResult;
+  static constexpr bool kInlineResult = false;
+  static void AppendName(std::string* out) {
+    *out += "dict[";
+    TypeTraits<K>::AppendName(out);
+    *out += ", ";
+    TypeTraits<V>::AppendName(out);
+    *out += "]";
+  }
+  static Map<K, V> FromArg(const TVMFFIAny& v) {
+    if (v.type_code != kTVMFFIMap) ThrowTypeMismatch<Map<K, V>>(v);
+    Map<K, V> result;
+    for (size_t i = 0; i < static_cast<size_t>(v.size); ++i) {
+      const TVMFFIAny& key = v.v_array[2 * i];
+      try {
+        result.Set(TypeTraits<K>::FromArg(key), TypeTraits<V>::FromArg(v.v_array[2 * i + 1]));
+      } catch (ConversionError& e) {
+        e.path = MapEntryLabel(key, i) + e.path;
+        throw;
+      }
+    }
+    return result;
+  }
+  static size_t ResultBytes(const Map<K, V>& v) {
+    size_t bytes = 2 * v.size() * sizeof(TVMFFIAny);
+    for (const auto& e : v) {
+      bytes += TypeTraits<K>::ResultBytes(e.first) + TypeTraits<V>::ResultBytes(e.second);
+    }
+    return bytes;
+  }
+  static void ToResult(const Map<K, V>& v, TVMFFIAny* out, char** cursor) {
+    TVMFFIAny* items = reinterpret_cast<TVMFFIAny*>(*cursor);
+    *cursor += 2 * v.size() * sizeof(TVMFFIAny);
+    size_t i = 0;
+    for (const auto& e : v) {
+      ElementToResult<K>(e.first, i, &items[2 * i], cursor);
+      ElementToResult<V>(e.second, i, &items[2 * i + 1], cursor);
+      ++i;
+    }
+    SetScalar(out, kTVMFFIMap);
+    out->size = static_cast<int64_t>(v.size());
+    out->v_array = items;
   }
 };
 

@@ -160,28 +160,29 @@ void AppendTo(std::string& out, const T& value) {
 
 inline void AppendDType(std::string& out, DLDataType dtype) {
   // Names as numpy/torch spell them; bits follow the base name except where the name fixes
-  // them (bool, the float8/6/4 formats).
+  // them (bool, the float8/6/4 formats). Codes are DLPack's numbers, not its enum names, so
+  // that an older dlpack.h included first (one without the newer codes) still compiles.
   const char* base = nullptr;
   bool with_bits = true;
   switch (dtype.code) {
-    case kDLInt: base = "int"; break;
-    case kDLUInt: base = "uint"; break;
-    case kDLFloat: base = "float"; break;
-    case kDLOpaqueHandle: base = "handle"; with_bits = dtype.bits != 64; break;
-    case kDLBfloat: base = "bfloat"; break;
-    case kDLComplex: base = "complex"; break;
-    case kDLBool: base = "bool"; with_bits = false; break;
-    case kDLFloat8_e3m4: base = "float8_e3m4"; with_bits = false; break;
-    case kDLFloat8_e4m3: base = "float8_e4m3"; with_bits = false; break;
-    case kDLFloat8_e4m3b11fnuz: base = "float8_e4m3b11fnuz"; with_bits = false; break;
-    case kDLFloat8_e4m3fn: base = "float8_e4m3fn"; with_bits = false; break;
-    case kDLFloat8_e4m3fnuz: base = "float8_e4m3fnuz"; with_bits = false; break;
-    case kDLFloat8_e5m2: base = "float8_e5m2"; with_bits = false; break;
-    case kDLFloat8_e5m2fnuz: base = "float8_e5m2fnuz"; with_bits = false; break;
-    case kDLFloat8_e8m0fnu: base = "float8_e8m0fnu"; with_bits = false; break;
-    case kDLFloat6_e2m3fn: base = "float6_e2m3fn"; with_bits = false; break;
-    case kDLFloat6_e3m2fn: base = "float6_e3m2fn"; with_bits = false; break;
-    case kDLFloat4_e2m1fn: base = "float4_e2m1fn"; with_bits = false; break;
+    case 0: base = "int"; break;
+    case 1: base = "uint"; break;
+    case 2: base = "float"; break;
+    case 3: base = "handle"; with_bits = dtype.bits != 64; break;
+    case 4: base = "bfloat"; break;
+    case 5: base = "complex"; break;
+    case 6: base = "bool"; with_bits = false; break;
+    case 7: base = "float8_e3m4"; with_bits = false; break;
+    case 8: base = "float8_e4m3"; with_bits = false; break;
+    case 9: base = "float8_e4m3b11fnuz"; with_bits = false; break;
+    case 10: base = "float8_e4m3fn"; with_bits = false; break;
+    case 11: base = "float8_e4m3fnuz"; with_bits = false; break;
+    case 12: base = "float8_e5m2"; with_bits = false; break;
+    case 13: base = "float8_e5m2fnuz"; with_bits = false; break;
+    case 14: base = "float8_e8m0fnu"; with_bits = false; break;
+    case 15: base = "float6_e2m3fn"; with_bits = false; break;
+    case 16: base = "float6_e3m2fn"; with_bits = false; break;
+    case 17: base = "float4_e2m1fn"; with_bits = false; break;
     default: break;
   }
   if (base == nullptr) {
@@ -204,23 +205,23 @@ inline void AppendDType(std::string& out, DLDataType dtype) {
 
 inline void AppendDevice(std::string& out, DLDevice device) {
   const char* name = nullptr;
-  switch (device.device_type) {
-    case kDLCPU: name = "cpu"; break;
-    case kDLCUDA: name = "cuda"; break;
-    case kDLCUDAHost: name = "cuda_host"; break;
-    case kDLOpenCL: name = "opencl"; break;
-    case kDLVulkan: name = "vulkan"; break;
-    case kDLMetal: name = "metal"; break;
-    case kDLVPI: name = "vpi"; break;
-    case kDLROCM: name = "rocm"; break;
-    case kDLROCMHost: name = "rocm_host"; break;
-    case kDLExtDev: name = "ext_dev"; break;
-    case kDLCUDAManaged: name = "cuda_managed"; break;
-    case kDLOneAPI: name = "oneapi"; break;
-    case kDLWebGPU: name = "webgpu"; break;
-    case kDLHexagon: name = "hexagon"; break;
-    case kDLMAIA: name = "maia"; break;
-    case kDLTrn: name = "trn"; break;
+  switch (static_cast<int>(device.device_type)) {  // DLPack's numbers, as above
+    case 1: name = "cpu"; break;
+    case 2: name = "cuda"; break;
+    case 3: name = "cuda_host"; break;
+    case 4: name = "opencl"; break;
+    case 7: name = "vulkan"; break;
+    case 8: name = "metal"; break;
+    case 9: name = "vpi"; break;
+    case 10: name = "rocm"; break;
+    case 11: name = "rocm_host"; break;
+    case 12: name = "ext_dev"; break;
+    case 13: name = "cuda_managed"; break;
+    case 14: name = "oneapi"; break;
+    case 15: name = "webgpu"; break;
+    case 16: name = "hexagon"; break;
+    case 17: name = "maia"; break;
+    case 18: name = "trn"; break;
   }
   if (name != nullptr) {
     out += name;

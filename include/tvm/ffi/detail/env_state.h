@@ -41,8 +41,10 @@ struct EnvState {
   StreamOverride overrides[kMaxStreamOverrides];
 };
 
+TVM_FFI_DETAIL_TLS_MODEL_BEGIN
 TVM_FFI_DLL_LOCAL inline EnvState* GetEnvState() noexcept {
-  static thread_local EnvState state;  // zero-initialized: no dynamic init
+  // Zero-initialized: no dynamic init. The TLS model keeps non-PIC objects linkable (base.h).
+  static thread_local EnvState state TVM_FFI_DETAIL_TLS_MODEL;
   EnvState* ptr = &state;
 #if defined(__GNUC__) || defined(__clang__)
   // In a dlopen'ed library each TLS address costs a __tls_get_addr call, and compilers prefer
@@ -52,6 +54,7 @@ TVM_FFI_DLL_LOCAL inline EnvState* GetEnvState() noexcept {
 #endif
   return ptr;
 }
+TVM_FFI_DETAIL_TLS_MODEL_END
 
 /*! \brief Installs a call's context for its duration (RAII; exceptions restore too). */
 class EnvCallScope {

@@ -63,4 +63,24 @@ TVM_FFI_DLL_LOCAL inline int TVMFFIEnvSetStream(
   return 0;
 }
 
+/*!
+ * \brief Allocates a tensor through the caller's framework, for
+ *  Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, shape, dtype, device). Only the prototype's
+ *  dtype, ndim, shape and device are read. Called from Python with torch tensors among the
+ *  arguments this is torch.empty (through torch's DLPack exchange API); with no framework
+ *  tensor among them, CPU tensors are allocated by tvm_ffi itself.
+ * \param out receives a DLManagedTensorVersioned* that the caller of this function owns.
+ * \return 0 on success; -1 when no allocator is available (outside a call, or a caller that
+ *  offers none) or the allocation failed (the Python caller then raises the framework's error).
+ */
+TVM_FFI_DLL_LOCAL inline int TVMFFIEnvTensorAlloc(DLTensor* prototype,
+                                                  TVMFFIObjectHandle* out) noexcept {
+  const TVMFFICallContext* ctx = ::tvm::ffi::detail::GetEnvState()->ctx;
+  if (ctx == nullptr || ctx->abi_version < 2 || ctx->alloc_tensor == nullptr) return -1;
+  DLManagedTensorVersioned* managed = nullptr;
+  if (ctx->alloc_tensor(ctx->handle, prototype, &managed) != 0 || managed == nullptr) return -1;
+  *out = managed;
+  return 0;
+}
+
 #endif  // TVM_FFI_EXTRA_C_ENV_API_H_

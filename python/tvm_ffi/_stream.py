@@ -1,0 +1,122 @@
+"""Which stream exported functions see: ``use_raw_stream``, ``use_torch_stream``,
+``get_raw_stream``, and ``device``, the small device value they take.
+
+Inside an exported function, ``TVMFFIEnvGetStream(device)`` returns the caller's stream for
+that device: by default torch's current stream (so ``with torch.cuda.stream(s):`` already
+works); within ``use_raw_stream(device, handle)`` it is ``handle`` instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+__all__ = ["Device", "device", "get_raw_stream", "use_raw_stream", "use_torch_stream"]
+
+# DLPack device type codes.
+_DEVICE_TYPES = {
+    "cpu": 1,
+    "cuda": 2,
+    "cuda_host": 3,
+    "opencl": 4,
+    "vulkan": 7,
+    "metal": 8,
+    "rocm": 10,
+    "rocm_host": 11,
+    "cuda_managed": 13,
+    "oneapi": 14,
+}
+_DEVICE_NAMES = {code: name for name, code in _DEVICE_TYPES.items()}
+
+
+class Device(NamedTuple):
+    """A DLPack device: ``device_type`` (e.g. 2 for CUDA) and ``index``."""
+
+    device_type: int
+    index: int
+
+    def __str__(self) -> str:
+        return f"{_DEVICE_NAMES.get(self.device_type, self.device_type)}:{self.index}"
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (self.device_type, self.index)
+
+
+def device(spec: Any, index: int | None = None) -> Device:
+    """Make a :class:`Device` from ``"cuda:0"``, ``("cuda", 0)``, a ``torch.device``, a
+    ``(device_type, index)`` pair of ints, or anything with ``__dlpack_device__``."""
+    if isinstance(spec, Device):
+        return spec
+    if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(x, int) for x in spec):
+        return Device(spec[0], spec[1])
+    if hasattr(spec, "__dlpack_device__"):
+        device_type, dev_index = spec.__dlpack_device__()
+        return Device(int(device_type), int(dev_index))
+    if type(spec).__name__ == "device" and hasattr(spec, "type"):  # torch.device
+        spec, index = spec.type, spec.index if index is None else index
+    if isinstance(spec, str):
+        name, sep, rest = spec.partition(":")
+        if name in _DEVICE_TYPES:
+            if sep and index is None and rest.isdigit():
+                return Device(_DEVICE_TYPES[name], int(rest))
+            if not sep:
+                return Device(_DEVICE_TYPES[name], 0 if index is None else int(index))
+    raise ValueError(
+        f"device: cannot read {spec!r} as a device (expected e.g. 'cuda:0', ('cuda', 0), "
+        "a torch.device or (device_type, index))"
+    )
+
+
+def _stream_handle(stream: Any) -> int:
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        if stream < 0:
+            raise ValueError(f"use_raw_stream: a stream handle is a non-negative int (got {stream})")
+        return stream
+    value = getattr(stream, "value", None)  # ctypes.c_void_p
+    if type(stream).__name__ == "c_void_p":
+        return value or 0
+    cuda_stream = getattr(stream, "cuda_stream", None)  # torch.cuda.Stream
+    if isinstance(cuda_stream, int):
+        return cuda_stream
+    raise TypeError(
+        f"use_raw_stream: stream must be an int handle, a ctypes.c_void_p or None, "
+        f"not {type(stream).__name__}"
+    )
+
+
+@contextlib.contextmanager
+def use_raw_stream(device_spec: Any, stream: Any) -> Iterator[None]:
+    """Within the block, exported functions called on this thread see ``stream`` (a
+    ``cudaStream_t`` as an int, a ``ctypes.c_void_p``, or ``None``/0 for the default stream)
+    as their stream for ``device_spec`` (see :func:`device`)."""
+    from . import _core
+
+    dev = device(device_spec)
+    _core.push_raw_stream(dev.device_type, dev.index, _stream_handle(stream))
+    try:
+        yield
+    finally:
+        _core.pop_raw_stream()
+
+
+@contextlib.contextmanager
+def use_torch_stream(context: Any = None) -> Iterator[None]:
+    """Enter a torch stream or graph context (``torch.cuda.stream(s)``,
+    ``torch.cuda.graph(g)``); exported functions follow torch's current stream, so inside
+    it they launch on that stream. With ``None`` they use torch's current stream as is."""
+    if context is None:
+        yield
+        return
+    with context:
+        yield
+
+
+def get_raw_stream(device_spec: Any) -> int:
+    """The stream handle an exported function called now would see for the device."""
+    from . import _core
+
+    dev = device(device_spec)
+    return _core.get_raw_stream(dev.device_type, dev.index)

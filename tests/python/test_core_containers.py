@@ -1,0 +1,269 @@
+"""The containers and owning tensors kernel-library wrappers take and return: Optional, Array,
+Tuple, Map, Shape, Tensor::FromEnvAlloc; uint64 values; read-only tensors; raw streams."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvm_ffi
+
+torch = pytest.importorskip("torch")
+
+# Written the way wrappers of kernel libraries are: the apache-tvm-ffi spellings.
+SOURCE = r"""
+#include <dlpack/dlpack.h>
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/map.h>
+#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/container/tuple.h>
+#include <tvm/ffi/dtype.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/optional.h>
+
+namespace ffi = tvm::ffi;
+using ffi::Array;
+using ffi::Optional;
+using ffi::Tensor;
+using ffi::TensorView;
+
+// y[i, j] = x[i, j] * scale[j] (+ bias[j]) over the given dims: a typical norm/linear shim.
+void ScaleRows(TensorView x, TensorView y, Array<int64_t> dims, Optional<TensorView> bias,
+               Optional<double> scale) {
+  TVM_FFI_ICHECK_EQ(x.dim(), static_cast<int>(dims.size())) << "dims must list every dimension";
+  for (size_t d = 0; d < dims.size(); ++d) TVM_FFI_ICHECK_EQ(x.size(d), dims[d]);
+  TVM_FFI_ICHECK(x.dtype() == (DLDataType{kDLFloat, 32, 1})) << "x must be float32, got "
+                                                             << x.dtype();
+  y.CheckWritable("y");
+  const float* xp = static_cast<const float*>(x.data_ptr());
+  float* yp = static_cast<float*>(y.data_ptr());
+  const float* bp = bias.has_value() ? static_cast<const float*>(bias.value().data_ptr())
+                                     : nullptr;
+  const double s = scale.value_or(1.0);
+  const int64_t cols = dims.back();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    yp[i] = static_cast<float>(xp[i] * s + (bp ? bp[i % cols] : 0.0f));
+  }
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(scale_rows, ScaleRows)
+
+// Returns a new tensor allocated by the caller's framework: out = x + 1.
+Tensor AddOne(TensorView x) {
+  TVM_FFI_ICHECK(x.is_contiguous());
+  Tensor out = Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, x.shape(), x.dtype(), x.device());
+  const float* xp = static_cast<const float*>(x.data_ptr());
+  float* op = static_cast<float*>(out.data_ptr());
+  for (int64_t i = 0; i < x.numel(); ++i) op[i] = xp[i] + 1.0f;
+  return out;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one, AddOne);
+
+ffi::Tuple<Tensor, ffi::Shape> SplitHalf(TensorView x) {
+  const int64_t n = x.size(0) / 2;
+  Tensor a = Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, {n}, x.dtype(), x.device());
+  const float* xp = static_cast<const float*>(x.data_ptr());
+  for (int64_t i = 0; i < n; ++i) static_cast<float*>(a.data_ptr())[i] = xp[i];
+  return {a, ffi::Shape({n, x.size(0) - n})};
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(split_half, SplitHalf);
+
+Array<Tensor> Clones(TensorView x, int64_t k) {
+  Array<Tensor> out;
+  for (int64_t i = 0; i < k; ++i) {
+    out.push_back(Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, x.shape(), x.dtype(), x.device()));
+  }
+  return out;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(clones, Clones);
+
+// Options as a dict of tuples, as MoE/attention planners pass them.
+ffi::Map<ffi::String, int64_t> CountOptions(
+    ffi::Map<ffi::String, ffi::Tuple<Array<int64_t>, Optional<TensorView>>> options) {
+  ffi::Map<ffi::String, int64_t> out;
+  for (const auto& [name, value] : options) {
+    int64_t total = 0;
+    for (int64_t v : value.get<0>()) total += v;
+    if (value.get<1>().has_value()) total += value.get<1>()->numel();
+    out.Set(name, total);
+  }
+  return out;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(count_options, CountOptions);
+
+ffi::Shape ShapeOf(TensorView x) { return ffi::Shape(x.sizes()); }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(shape_of, ShapeOf);
+
+uint64_t EchoU64(uint64_t v) { return v; }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_u64, EchoU64);
+
+bool IsReadOnly(TensorView x) { return x.IsReadOnly(); }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(is_read_only, IsReadOnly);
+
+void* CurrentStream(int64_t device_type, int64_t device_id) {
+  return TVMFFIEnvGetStream(static_cast<int32_t>(device_type), static_cast<int32_t>(device_id));
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_stream, CurrentStream);
+
+Tensor AllocOn(int64_t device_type) {
+  return Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, {4},
+                              ffi::StringToDLDataType("float32"),
+                              DLDevice{static_cast<DLDeviceType>(device_type), 0});
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(alloc_on, AllocOn);
+"""
+
+
+@pytest.fixture(scope="module")
+def mod(build_library):
+    return tvm_ffi.load_module(build_library("containers", SOURCE))
+
+
+def test_optional_bias_array_dims_and_icheck(mod):
+    x = torch.randn(3, 4)
+    bias = torch.randn(4)
+    y = torch.full_like(x, float("nan"))
+    mod.scale_rows(x, y, [3, 4], bias, 2.0)
+    torch.testing.assert_close(y, x * 2.0 + bias)
+    y.fill_(float("nan"))
+    mod.scale_rows(x, y, (3, 4), None, None)
+    torch.testing.assert_close(y, x)
+    assert mod.scale_rows.signature == (
+        "scale_rows(Tensor, Tensor, list[int], Tensor | None, float | None) -> None"
+    )
+
+
+def test_icheck_failure_message(mod):
+    x = torch.randn(3, 4)
+    with pytest.raises(
+        RuntimeError,
+        match=r"^Check failed: \(x\.dim\(\) == static_cast<int>\(dims\.size\(\)\)\) is false: "
+        r"2 vs\. 3: dims must list every dimension\n",  # then the "raised at" note
+    ):
+        mod.scale_rows(x, torch.empty_like(x), [3, 4, 5], None, None)
+    with pytest.raises(RuntimeError, match=r"is false: x must be float32, got float64\n"):
+        mod.scale_rows(x.double(), torch.empty_like(x), [3, 4], None, None)
+    with pytest.raises(TypeError, match=r"^scale_rows\(\) argument 4 must be Tensor \| None, not str$"):
+        mod.scale_rows(x, torch.empty_like(x), [3, 4], "bias", None)
+
+
+def test_env_alloc_returns_the_callers_tensor_type(mod):
+    x = torch.randn(5, 3)
+    out = mod.add_one(x)
+    assert type(out) is torch.Tensor
+    assert out.shape == x.shape and out.dtype == x.dtype
+    torch.testing.assert_close(out, x + 1)
+
+
+def test_env_alloc_without_a_framework_gives_a_dlpack_tensor(mod):
+    x = np.random.rand(2, 3).astype(np.float32)
+    out = mod.add_one(x)
+    assert type(out) is tvm_ffi.Tensor
+    assert (out.shape, out.dtype, out.device) == ((2, 3), "float32", "cpu:0")
+    np.testing.assert_allclose(np.from_dlpack(out), x + 1)
+    as_torch = torch.from_dlpack(out)
+    del out  # the torch tensor keeps the memory alive
+    torch.testing.assert_close(as_torch, torch.from_numpy(x) + 1)
+
+
+def test_env_alloc_refuses_a_device_without_framework(mod):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^alloc_on\(\): Tensor::FromEnvAlloc needs a framework to allocate on device "
+        r"type 2: pass a tensor of that framework",
+    ):
+        mod.alloc_on(2)
+    assert mod.alloc_on(1).shape == (4,)
+
+
+def test_tuple_and_array_of_tensors_results(mod):
+    x = torch.arange(10, dtype=torch.float32)
+    first, rest = mod.split_half(x)
+    assert type(first) is torch.Tensor and rest == (5, 5)
+    torch.testing.assert_close(first, x[:5])
+    outs = mod.clones(x, 3)
+    assert isinstance(outs, list) and len(outs) == 3
+    assert all(type(t) is torch.Tensor and t.shape == x.shape for t in outs)
+    assert mod.clones.signature == "clones(Tensor, int) -> list[Tensor]"
+
+
+def test_map_of_tuples_argument_and_map_result(mod):
+    opts = {"experts": ([1, 2, 3], None), "topk": ([2], torch.zeros(4))}
+    assert mod.count_options(opts) == {"experts": 6, "topk": 6}
+    assert list(mod.count_options(opts)) == ["experts", "topk"]  # insertion order kept
+    assert mod.count_options({}) == {}
+    with pytest.raises(
+        TypeError, match=r"^count_options\(\) argument 1\['topk'\]\[0\]\[1\] must be int, not str$"
+    ):
+        mod.count_options({"topk": ([2, "x"], None)})
+    with pytest.raises(
+        TypeError,
+        match=r"^count_options\(\) argument 1 must be "
+        r"dict\[str, tuple\[list\[int\], Tensor \| None\]\], not list$",
+    ):
+        mod.count_options([1])
+
+
+def test_shape_result_is_a_tuple(mod):
+    assert mod.shape_of(torch.empty(2, 0, 7)) == (2, 0, 7)
+
+
+@pytest.mark.parametrize("value", [0, 2**63 - 1, 2**63, 2**64 - 1])
+def test_uint64_full_range(mod, value):
+    assert mod.echo_u64(value) == value
+
+
+def test_uint64_out_of_range(mod):
+    with pytest.raises(OverflowError, match=r"^echo_u64\(\) argument 1: int does not fit in 64 bits$"):
+        mod.echo_u64(2**64)
+    with pytest.raises(
+        ValueError, match=r"^echo_u64\(\) argument 1 must fit in uint64 \[0, 18446744073709551615\] \(got -1\)$"
+    ):
+        mod.echo_u64(-1)
+
+
+def test_read_only_flag_reaches_cpp(mod):
+    frozen = np.frombuffer(b"\x00" * 48, dtype=np.float32).reshape(3, 4)
+    assert not frozen.flags.writeable
+    assert mod.is_read_only(frozen) is True
+    assert mod.is_read_only(np.zeros((3, 4), dtype=np.float32)) is False
+    assert mod.is_read_only(torch.zeros(3)) is False
+
+
+def test_read_only_output_is_refused_not_written(mod):
+    data = b"\x00" * 48
+    frozen = np.frombuffer(data, dtype=np.float32).reshape(3, 4)
+    x = np.ones((3, 4), dtype=np.float32)
+    with pytest.raises(
+        ValueError, match=r"^y is read-only \(its producer set DLPack's read-only flag\)"
+    ):
+        mod.scale_rows(x, frozen, [3, 4], None, None)
+    assert data == b"\x00" * 48
+    # As an input it stays usable.
+    y = np.empty((3, 4), dtype=np.float32)
+    mod.scale_rows(frozen, y, [3, 4], None, None)
+    np.testing.assert_array_equal(y, np.zeros((3, 4), dtype=np.float32))
+
+
+def test_use_raw_stream_is_what_the_callee_sees(mod):
+    cuda = tvm_ffi.device("cuda:0")
+    assert mod.current_stream(1, 0) is None
+    with tvm_ffi.use_raw_stream(cuda, 0xABC0):
+        assert mod.current_stream(2, 0) == 0xABC0
+        assert tvm_ffi.get_raw_stream("cuda:0") == 0xABC0
+        with tvm_ffi.use_raw_stream("cuda:0", 0xDEF0):
+            assert mod.current_stream(2, 0) == 0xDEF0
+        assert mod.current_stream(2, 0) == 0xABC0
+        assert mod.current_stream(2, 1) != 0xABC0  # another device is not affected
+    assert tvm_ffi.get_raw_stream(cuda) != 0xABC0
+
+
+def test_device_parsing():
+    assert tvm_ffi.device("cuda:1") == tvm_ffi.Device(2, 1)
+    assert tvm_ffi.device("cpu") == tvm_ffi.Device(1, 0)
+    assert tvm_ffi.device(torch.device("cuda", 3)) == tvm_ffi.Device(2, 3)
+    assert str(tvm_ffi.device((2, 0))) == "cuda:0"
+    with pytest.raises(ValueError, match=r"^device: cannot read 'gpu:0' as a device"):
+        tvm_ffi.device("gpu:0")
