@@ -40,7 +40,18 @@ def test_import_is_cheap():
 
 
 def test_public_names():
-    assert tvm_ffi.__all__ == ["Function", "Module", "__version__", "load_module"]
+    assert tvm_ffi.__all__ == [
+        "Device",
+        "Function",
+        "Module",
+        "Tensor",
+        "__version__",
+        "device",
+        "get_raw_stream",
+        "load_module",
+        "use_raw_stream",
+        "use_torch_stream",
+    ]
     assert tvm_ffi.__version__ == "0.1.0"
     assert tvm_ffi.Module.__module__ == "tvm_ffi"
     assert tvm_ffi.Function.__module__ == "tvm_ffi"
