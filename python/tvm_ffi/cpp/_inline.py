@@ -65,7 +65,7 @@ def _inline_spec(
     # functions are usually declared), else after the CUDA sources.
     cpp_text = "\n".join(cpp) + exports if cpp else None
     cuda_text = "\n".join(cuda) + ("" if cpp else exports) if cuda else None
-    prelude = _spec.prelude_flags()
+    prelude = list(_spec.PRELUDE_FLAGS)
     return _spec.Spec(
         api=api,
         name=name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -95,6 +96,7 @@ def check_module_name(api: str, value: object) -> str:
     return value
 
 
+@functools.lru_cache(maxsize=256)  # on every cache hit, twice
 def file_stem(name: str) -> str:
     """A file-name stem for module ``name``: the name itself when it is short and plain,
     else its plain characters (others become ``_``) plus a hash of the whole name, so
@@ -219,10 +221,9 @@ PRELUDE_INCLUDES = (
 )
 
 
-def prelude_flags() -> list[str]:
-    """Compiler flags that include the prelude before the first line of a source: the
-    generated ``main.cpp``/``cuda.cu`` stay the user's text, line numbers included."""
-    return [flag for header in PRELUDE_INCLUDES for flag in ("-include", header)]
+#: Compiler flags that include the prelude before the first line of a source: the
+#: generated ``main.cpp``/``cuda.cu`` stay the user's text, line numbers included.
+PRELUDE_FLAGS = tuple(flag for header in PRELUDE_INCLUDES for flag in ("-include", header))
 
 
 def export_block(docs: Mapping[str, str]) -> str:
