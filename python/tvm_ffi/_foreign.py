@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Callable, TypeVar
 
 from . import _elf
 
-__all__ = ["check_not_apache"]
+__all__ = ["apache_evidence", "load_checked"]
 
+T = TypeVar("T")
 _RUNTIME = re.compile(r"libtvm_ffi\.so(\.\d+)*\Z")
 # Paths found to be ours: a cache hit costs one dict lookup. A file rebuilt in place is
 # checked again when loading it fails (the usual fate of an apache-built library here).
@@ -47,19 +49,20 @@ def _error(path: str, evidence: str) -> OSError:
     )
 
 
-def check_not_apache(path: str) -> None:
-    """Raise OSError if ``path`` is an apache-tvm-ffi library; cheap once a path passed."""
-    if path in _CHECKED:
-        return
-    evidence = apache_evidence(path)
-    if evidence is not None:
-        raise _error(path, evidence)
-    if os.path.isfile(path):
-        _CHECKED.add(path)
-
-
-def explain_load_failure(path: str, err: OSError) -> OSError:
-    """The error to raise when the loader refused ``path``: ours if it is apache-built."""
-    _CHECKED.discard(path)
-    evidence = apache_evidence(path)
-    return err if evidence is None else _error(path, evidence)
+def load_checked(load: Callable[[str], T], path: str) -> T:
+    """``load(path)``, refusing an apache-tvm-ffi library first (with OSError); once a path
+    passed, the check costs a set lookup."""
+    if path not in _CHECKED:
+        evidence = apache_evidence(path)
+        if evidence is not None:
+            raise _error(path, evidence)
+        if os.path.isfile(path):
+            _CHECKED.add(path)
+    try:
+        return load(path)
+    except OSError as err:
+        _CHECKED.discard(path)  # rebuilt in place since it passed? look again
+        evidence = apache_evidence(path)
+        if evidence is None:
+            raise
+        raise _error(path, evidence) from None

@@ -12,7 +12,7 @@ import os
 
 from ._core import Function, Module
 from ._core import load_module as _load_module
-from ._foreign import check_not_apache, explain_load_failure
+from ._foreign import load_checked
 
 __all__ = ["Function", "Module", "load_module"]
 
@@ -33,9 +33,4 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
             carries the loader's reason), or it was built against apache-tvm-ffi's binary
             ABI (the message says so).
     """
-    path = os.fspath(path)
-    check_not_apache(path)
-    try:
-        return _load_module(path)
-    except OSError as err:
-        raise explain_load_failure(path, err) from None
+    return load_checked(_load_module, os.fspath(path))
