@@ -60,7 +60,7 @@ def load_checked(load: Callable[[str], T], path: str) -> T:
             _CHECKED.add(path)
     try:
         return load(path)
-    except OSError as err:
+    except OSError:
         _CHECKED.discard(path)  # rebuilt in place since it passed? look again
         evidence = apache_evidence(path)
         if evidence is None:
