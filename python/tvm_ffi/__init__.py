@@ -8,9 +8,29 @@ Importing the package is cheap: the compiled core and the submodules (``tvm_ffi.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+
+
+def _refuse_mixed_install() -> None:
+    # apache-tvm-ffi installs the same import package, `tvm_ffi`: pip puts both
+    # distributions' files in one folder, each overwriting the other's. Files only apache
+    # ships tell; two stats keep the import cheap.
+    here = os.path.dirname(os.path.abspath(__file__))
+    for marker in ("_ffi_api.py", os.path.join("lib", "libtvm_ffi.so")):
+        if os.path.exists(os.path.join(here, marker)):
+            raise ImportError(
+                f"tvm_ffi in {here} mixes two distributions: tvm-ffi-cubin and "
+                f"apache-tvm-ffi (its {marker} is there). Both install the package `tvm_ffi` "
+                "and overwrite each other's files. Fix: `pip uninstall -y apache-tvm-ffi "
+                "tvm-ffi-cubin` then `pip install tvm-ffi-cubin` (or keep apache-tvm-ffi in "
+                "another virtual environment)."
+            )
+
+
+_refuse_mixed_install()
 
 if TYPE_CHECKING:
     from ._core import Tensor
@@ -32,7 +52,7 @@ __all__ = [
 
 _FROM_MODULE = ("Function", "Module", "load_module")
 _FROM_STREAM = ("Device", "device", "get_raw_stream", "use_raw_stream", "use_torch_stream")
-_SUBPACKAGES = ("cpp", "utils")
+_SUBPACKAGES = ("config", "cpp", "libinfo", "utils")
 
 
 def __getattr__(name: str) -> Any:

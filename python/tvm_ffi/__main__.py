@@ -1,4 +1,5 @@
-"""``python -m tvm_ffi --includedir | --cmakedir | --version``: same as tvm_ffi.config."""
+"""``python -m tvm_ffi --includedir | --cmakedir | --cxxflags | ... | --version``: the same
+as ``python -m tvm_ffi.config``."""
 
 import sys
 

@@ -2,7 +2,10 @@
 
 ``python -m tvm_ffi.config --includedir`` prints the directory to add with ``-I``;
 ``--cmakedir`` the one to give CMake as ``tvm_ffi_DIR`` (or in ``CMAKE_PREFIX_PATH``);
-``--version`` the package version. Each prints exactly one line.
+``--version`` the package version. apache-tvm-ffi's flags work too: ``--dlpack-includedir``,
+``--cxxflags``, ``--cflags``, ``--ldflags`` and ``--libs`` (the last two print an empty line:
+the C++ API is header-only, there is no library to link). Each flag prints one line; several
+flags (not ``--version``) print one line each, in apache-tvm-ffi's order.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 
 from ._version import __version__
 
-__all__ = ["get_cmake_dir", "get_include_dir", "main"]
+__all__ = ["get_cmake_dir", "get_dlpack_include_dir", "get_include_dir", "main"]
 
 _PACKAGE = Path(__file__).resolve().parent
 # A source checkout (or an editable install) has no copies in the package: the repo's
@@ -29,6 +32,14 @@ def get_include_dir() -> str:
     raise RuntimeError(f"tvm_ffi headers not found next to {_PACKAGE}; reinstall tvm-ffi-cubin")
 
 
+def get_dlpack_include_dir() -> str:
+    """Absolute path of the folder holding ``dlpack/dlpack.h`` (the include directory)."""
+    include = get_include_dir()
+    if not (Path(include) / "dlpack" / "dlpack.h").is_file():
+        raise RuntimeError(f"dlpack/dlpack.h not found in {include}; reinstall tvm-ffi-cubin")
+    return include
+
+
 def get_cmake_dir() -> str:
     """Absolute path of the CMake package folder (``find_package(tvm_ffi CONFIG)``)."""
     for candidate in (_PACKAGE / "share" / "cmake" / "tvm_ffi", _REPO / "cmake"):
@@ -37,23 +48,60 @@ def get_cmake_dir() -> str:
     raise RuntimeError(f"tvm_ffi CMake files not found next to {_PACKAGE}; reinstall tvm-ffi-cubin")
 
 
+def _cxxflags() -> str:
+    return " ".join(dict.fromkeys([f"-I{get_include_dir()}", f"-I{get_dlpack_include_dir()}"]))
+
+
+# flag -> what it prints, in the order apache-tvm-ffi prints them when given together.
+_PRINTERS = {
+    "includedir": get_include_dir,
+    "dlpack_includedir": get_dlpack_include_dir,
+    "cmakedir": get_cmake_dir,
+    "cxxflags": lambda: f"{_cxxflags()} -std=c++17",
+    "cflags": _cxxflags,
+    "libs": lambda: "",
+    "ldflags": lambda: "",
+}
+_NO_LIBRARY = ("libdir", "libfiles")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse  # only the command line needs it; keeps `import tvm_ffi.config` cheap
 
     parser = argparse.ArgumentParser(
         prog="python -m tvm_ffi.config", description="Print where tvm_ffi is installed."
     )
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--includedir", action="store_true", help="the C++ include directory")
-    group.add_argument("--cmakedir", action="store_true", help="the CMake package directory")
-    group.add_argument("--version", action="store_true", help="the package version")
+    add = parser.add_argument
+    add("--includedir", action="store_true", help="the C++ include directory")
+    add("--dlpack-includedir", action="store_true", help="the folder of dlpack/dlpack.h")
+    add("--cmakedir", action="store_true", help="the CMake package directory")
+    add("--cxxflags", action="store_true", help="flags to compile C++ against tvm_ffi")
+    add("--cflags", action="store_true", help="include flags for C")
+    add("--libs", action="store_true", help="libraries to link: none (header-only)")
+    add("--ldflags", action="store_true", help="link flags: none (header-only)")
+    add("--version", action="store_true", help="the package version")
+    for flag in _NO_LIBRARY:
+        add(f"--{flag}", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.includedir:
-        print(get_include_dir())
-    elif args.cmakedir:
-        print(get_cmake_dir())
-    else:
+    chosen = [name for name in _PRINTERS if getattr(args, name)]
+    missing_library = [name for name in _NO_LIBRARY if getattr(args, name)]
+    if args.version:
+        if chosen or missing_library:
+            parser.error("--version cannot be combined with other flags")
         print(__version__)
+        return 0
+    if missing_library:
+        flag = "--" + missing_library[0]
+        print(
+            f"python -m tvm_ffi.config: error: {flag}: tvm-ffi-cubin has no runtime library "
+            "(the C++ API is header-only); link nothing, compile with --cxxflags",
+            file=sys.stderr,
+        )
+        return 1
+    if not chosen:
+        parser.error("give at least one flag (see --help)")
+    for name in chosen:
+        print(_PRINTERS[name]())
     return 0
 
 

@@ -40,7 +40,18 @@ def test_import_is_cheap():
 
 
 def test_public_names():
-    assert tvm_ffi.__all__ == ["Function", "Module", "__version__", "load_module"]
+    assert tvm_ffi.__all__ == [
+        "Device",
+        "Function",
+        "Module",
+        "Tensor",
+        "__version__",
+        "device",
+        "get_raw_stream",
+        "load_module",
+        "use_raw_stream",
+        "use_torch_stream",
+    ]
     assert tvm_ffi.__version__ == "0.1.0"
     assert tvm_ffi.Module.__module__ == "tvm_ffi"
     assert tvm_ffi.Function.__module__ == "tvm_ffi"
@@ -150,3 +161,71 @@ def test_wheel_layout(tmp_path):
     assert "Version: 0.1.0" in meta
     assert "Requires-Dist: ninja" in meta
     assert 'Requires-Dist: torch==2.13.0; extra == "test"' in meta
+
+
+def test_config_apache_flags():
+    include = config.get_include_dir()
+    expected = {
+        "--dlpack-includedir": include,
+        "--cxxflags": f"-I{include} -std=c++17",
+        "--cflags": f"-I{include}",
+        "--ldflags": "",  # header-only: nothing to link
+        "--libs": "",
+    }
+    for flag, line in expected.items():
+        proc = _python("-m", "tvm_ffi.config", flag)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == line + "\n"
+    assert (Path(include) / "dlpack" / "dlpack.h").is_file()
+    # Several at once: one line each, in apache-tvm-ffi's order.
+    proc = _python("-m", "tvm_ffi", "--ldflags", "--cxxflags", "--dlpack-includedir")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [include, f"-I{include} -std=c++17", ""]
+
+
+def test_config_refuses_library_flags():
+    proc = _python("-m", "tvm_ffi.config", "--libfiles")
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "python -m tvm_ffi.config: error: --libfiles: tvm-ffi-cubin has no runtime library "
+        "(the C++ API is header-only); link nothing, compile with --cxxflags\n"
+    )
+    assert proc.stdout == ""
+
+
+def test_libinfo():
+    from tvm_ffi import libinfo
+
+    assert libinfo.find_include_path() == config.get_include_dir()
+    assert libinfo.find_dlpack_include_path() == config.get_include_dir()
+    assert (Path(libinfo.find_dlpack_include_path()) / "dlpack" / "dlpack.h").is_file()
+    assert libinfo.find_cmake_path() == config.get_cmake_dir()
+    assert libinfo.include_paths() == [config.get_include_dir()]
+    with pytest.raises(RuntimeError, match=r"^tvm-ffi-cubin has no libtvm_ffi shared library"):
+        libinfo.find_libtvm_ffi()
+    assert tvm_ffi.libinfo is libinfo  # reachable as an attribute too, as in apache-tvm-ffi
+
+
+def _package_copy(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    shutil.copytree(PACKAGE, site / "tvm_ffi", ignore=shutil.ignore_patterns("__pycache__"))
+    return site
+
+
+@pytest.mark.parametrize("marker", ["_ffi_api.py", "lib/libtvm_ffi.so"])
+def test_import_refuses_a_folder_mixed_with_apache_tvm_ffi(tmp_path, marker):
+    site = _package_copy(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(site))
+    assert _python("-c", "import tvm_ffi", env=env).returncode == 0  # the copy itself imports
+    fake = site / "tvm_ffi" / marker
+    fake.parent.mkdir(parents=True, exist_ok=True)
+    fake.write_bytes(b"")  # only the presence counts
+    proc = _python("-c", "import tvm_ffi", env=env)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f"ImportError: tvm_ffi in {site / 'tvm_ffi'} mixes two distributions: tvm-ffi-cubin and "
+        f"apache-tvm-ffi (its {marker} is there). Both install the package `tvm_ffi` and "
+        "overwrite each other's files. Fix: `pip uninstall -y apache-tvm-ffi tvm-ffi-cubin` "
+        "then `pip install tvm-ffi-cubin` (or keep apache-tvm-ffi in another virtual "
+        "environment)."
+    )

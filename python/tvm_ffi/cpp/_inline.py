@@ -1,10 +1,17 @@
-"""The public JIT entry points: build or load a module from source strings or files."""
+"""The public JIT entry points: build or load a module from source strings or files.
+
+The names and keywords are apache-tvm-ffi's (``cpp_files=``, ``cuda_files=``,
+``keep_module_alive=``, ``backend=``), next to this package's own (``sources=``,
+``output=``, ``verbose=``).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Union
 
 from . import _spec
@@ -14,9 +21,21 @@ __all__ = ["build", "build_inline", "load", "load_inline"]
 
 Sources = Union[str, Sequence[str], None]
 Flags = Union[str, Sequence[str], None]
-Functions = Union[str, Sequence[str], Mapping[str, str], None]
+Functions = Union[str, Sequence[str], Mapping[str, Union[str, None]], None]
 EmbedCubin = Union[Mapping[str, _spec.EmbedValue], None]
 PathLike = Union[str, "os.PathLike[str]"]
+Files = Union[PathLike, Sequence[PathLike], None]
+
+
+def _output_path(api: str, output: object) -> Path | None:
+    if output is None:
+        return None
+    if not isinstance(output, (str, os.PathLike)):
+        raise TypeError(f"{api}: output must be a path (got {type(output).__name__})")
+    path = Path(output)
+    if not path.name or str(output).endswith(os.sep):
+        raise ValueError(f"{api}: output must name a file (got {str(output)!r})")
+    return path.resolve()
 
 
 def _inline_spec(
@@ -30,53 +49,90 @@ def _inline_spec(
     extra_ldflags: Flags,
     extra_include_paths: Flags,
     embed_cubin: EmbedCubin,
+    backend: str | None,
+    output: Path | None = None,
 ) -> _spec.Spec:
-    _spec.check_identifier(api, "module name", name)
+    _spec.check_module_name(api, name)
+    _spec.check_backend(api, backend)
     cpp = _spec.string_list(api, "cpp_sources", cpp_sources)
     cuda = _spec.string_list(api, "cuda_sources", cuda_sources)
     if not cpp and not cuda:
         raise ValueError(f"{api}: give cpp_sources or cuda_sources (both are empty)")
     docs = _spec.function_docs(api, functions)
     exports = _spec.export_block(docs)
-    # The export lines go after the C++ sources when there are any (where the functions
-    # are usually declared), else after the CUDA sources.
+    # As in apache-tvm-ffi, every source sees the prelude includes (through -include
+    # flags); the export lines go after the C++ sources when there are any (where the
+    # functions are usually declared), else after the CUDA sources.
     cpp_text = "\n".join(cpp) + exports if cpp else None
     cuda_text = "\n".join(cuda) + ("" if cpp else exports) if cuda else None
+    prelude = list(_spec.PRELUDE_FLAGS)
     return _spec.Spec(
         api=api,
         name=name,
         inline_cpp=cpp_text,
         inline_cuda=cuda_text,
-        cflags=_spec.string_list(api, "extra_cflags", extra_cflags),
-        cuda_cflags=_spec.string_list(api, "extra_cuda_cflags", extra_cuda_cflags),
+        cflags=prelude + _spec.string_list(api, "extra_cflags", extra_cflags),
+        cuda_cflags=prelude + _spec.string_list(api, "extra_cuda_cflags", extra_cuda_cflags),
         ldflags=_spec.string_list(api, "extra_ldflags", extra_ldflags),
         include_paths=_spec.include_list(api, extra_include_paths),
         embeds=_spec.embed_images(api, embed_cubin),
         docs=docs,
+        object_output=output is not None and output.suffix == ".o",
     )
 
 
 def _file_spec(
     api: str,
     name: str,
-    sources: PathLike | Sequence[PathLike],
+    sources: Files,
+    cpp_files: Files,
+    cuda_files: Files,
     extra_cflags: Flags,
     extra_cuda_cflags: Flags,
     extra_ldflags: Flags,
     extra_include_paths: Flags,
     embed_cubin: EmbedCubin,
+    backend: str | None,
+    output: Path | None = None,
 ) -> _spec.Spec:
-    _spec.check_identifier(api, "module name", name)
+    _spec.check_module_name(api, name)
+    _spec.check_backend(api, backend)
+    files, kinds = _spec.typed_files(api, sources, cpp_files, cuda_files)
     return _spec.Spec(
         api=api,
         name=name,
-        files=_spec.source_list(api, sources),
+        files=files,
+        file_kinds=kinds,
         cflags=_spec.string_list(api, "extra_cflags", extra_cflags),
         cuda_cflags=_spec.string_list(api, "extra_cuda_cflags", extra_cuda_cflags),
         ldflags=_spec.string_list(api, "extra_ldflags", extra_ldflags),
         include_paths=_spec.include_list(api, extra_include_paths),
         embeds=_spec.embed_images(api, embed_cubin),
+        object_output=output is not None and output.suffix == ".o",
     )
+
+
+def _publish(built: Path, output: Path | None) -> str:
+    """Copy the built file to ``output`` (atomically: readers never see a partial file);
+    return the path the caller gets."""
+    if output is None:
+        return str(built)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    # Created by us with the usual modes (the umask applies): 0777 for a library, as the
+    # linker writes them, 0666 for an object.
+    mode = 0o666 if output.suffix == ".o" else 0o777
+    staged = output.with_name(f".{output.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        with open(fd, "wb") as dst, open(built, "rb") as src:
+            while chunk := src.read(1 << 20):
+                dst.write(chunk)
+        os.replace(staged, output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        raise
+    return str(output)
 
 
 def _attach_docs(module: Any, docs: Mapping[str, str]) -> Any:
@@ -100,18 +156,25 @@ def build_inline(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
+    backend: str | None = None,
+    output: PathLike | None = None,
     verbose: bool = False,
 ) -> str:
     """Build a shared library from source strings and return its path.
 
-    Takes the same arguments as :func:`load_inline`, which documents them; it only
-    skips the loading. Reuses the cached library when the inputs are unchanged.
+    Takes the same arguments as :func:`load_inline`, which documents them, and skips the
+    loading. Reuses the cached library when the inputs are unchanged.
+
+    ``output``: also copy the result to this path, and return it. A path ending in
+    ``.o`` asks for a relocatable object (everything, embedded images included, in one
+    object to link into your own library) instead of a shared library.
     """
+    out = _output_path("build_inline", output)
     spec = _inline_spec(
         "build_inline", name, cpp_sources, cuda_sources, functions, extra_cflags,
-        extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin,
+        extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin, backend, out,
     )  # fmt: skip
-    return str(build_library(spec, build_directory, verbose))
+    return _publish(build_library(spec, build_directory, verbose), out)
 
 
 def load_inline(
@@ -126,6 +189,8 @@ def load_inline(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
+    keep_module_alive: bool = True,
+    backend: str | None = None,
     verbose: bool = False,
 ) -> Any:
     """Compile C++/CUDA source strings into a module and load it.
@@ -133,17 +198,20 @@ def load_inline(
     Parameters
     ----------
     name:
-        Module name, a C identifier; the library is ``<name>.so``.
+        Module name, any non-empty string (``my_ops``, ``my-ops``, ``v1.2``); the library is
+        ``<name>.so``, with characters unsafe in a file name replaced (plus a hash).
     cpp_sources:
         C++ source text (a string or a list of strings, joined into ``main.cpp``),
         compiled with ``$CXX`` (default ``c++``) as C++17.
     cuda_sources:
         CUDA source text (joined into ``cuda.cu``), compiled with nvcc for the target
         architectures (``TVM_FFI_CUDA_ARCH_LIST``, else the visible GPUs, else a default);
-        the library then links ``cudart``.
+        the library then links ``cudart``. Both kinds of source start with the includes
+        ``tvm/ffi/container/tensor.h``, ``dtype.h``, ``error.h``, ``extra/c_env_api.h`` and
+        ``function.h``, so a source needs no ``#include`` of its own for those.
     functions:
-        Names of functions in the sources to export (a list, or a dict name -> docstring),
-        so you need not write ``TVM_FFI_DLL_EXPORT_TYPED_FUNC`` yourself.
+        Names of functions in the sources to export (a name, a list, or a dict name ->
+        docstring or None), so you need not write ``TVM_FFI_DLL_EXPORT_TYPED_FUNC``.
     extra_cflags, extra_cuda_cflags, extra_ldflags:
         Flags appended for the C++ compiler, for nvcc, and for the link.
     extra_include_paths:
@@ -154,6 +222,11 @@ def load_inline(
     embed_cubin:
         ``{"name": image_bytes}`` or ``{"name": {"sm_80": bytes, "sm_90": bytes}}``: images
         embedded as ``__tvm_ffi__cubin_<name>`` for ``TVM_FFI_EMBED_CUBIN(name)``.
+    keep_module_alive:
+        apache-tvm-ffi's switch for unloading the library with the last module object.
+        Libraries loaded by this package are never unloaded, so both values keep it loaded.
+    backend:
+        ``"cuda"`` or None (the same): the GPU toolchain. No other backend is offered.
     verbose:
         Stream the build output to stderr (also ``TVM_FFI_BUILD_VERBOSE=1``).
 
@@ -166,13 +239,14 @@ def load_inline(
     BuildError
         A compiler or the linker failed; the message starts with the first error line.
     ValueError, TypeError
-        A name is not a C identifier, or an argument has the wrong type.
+        A function or embed name is not a C identifier, or an argument has the wrong type.
     TimeoutError
         Another process kept building the same module past ``TVM_FFI_BUILD_LOCK_TIMEOUT``.
     """
+    _spec.check_flag("load_inline", "keep_module_alive", keep_module_alive)
     spec = _inline_spec(
         "load_inline", name, cpp_sources, cuda_sources, functions, extra_cflags,
-        extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin,
+        extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin, backend,
     )  # fmt: skip
     path = build_library(spec, build_directory, verbose)
     return _attach_docs(load_library(path), spec.docs)
@@ -180,44 +254,60 @@ def load_inline(
 
 def build(
     name: str,
-    sources: PathLike | Sequence[PathLike],
+    sources: Files = None,
     *,
+    cpp_files: Files = None,
+    cuda_files: Files = None,
     extra_cflags: Flags = None,
     extra_cuda_cflags: Flags = None,
     extra_ldflags: Flags = None,
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
+    backend: str | None = None,
+    output: PathLike | None = None,
     verbose: bool = False,
 ) -> str:
-    """Build a shared library from source files (``.cu`` with nvcc, others with ``c++``).
+    """Build a shared library from source files and return its path.
 
-    The files are compiled where they are (relative ``#include "..."`` works); their
-    content is part of the cache key. Returns the library's path.
+    ``cpp_files`` are compiled with ``$CXX`` (``.c`` files as C), ``cuda_files`` with nvcc;
+    ``.o`` files in either list are linked as they are. ``sources`` takes any of them and
+    goes by the suffix (``.cu``: nvcc, ``.c``: C, ``.o``: linked, else C++). The files are
+    compiled where they are (relative ``#include "..."`` works); their content is part of
+    the cache key. Unlike :func:`build_inline`, nothing is added to the sources.
+
+    ``output``: as for :func:`build_inline` (``.o``: one relocatable object).
     """
+    out = _output_path("build", output)
     spec = _file_spec(
-        "build", name, sources, extra_cflags, extra_cuda_cflags, extra_ldflags,
-        extra_include_paths, embed_cubin,
+        "build", name, sources, cpp_files, cuda_files, extra_cflags, extra_cuda_cflags,
+        extra_ldflags, extra_include_paths, embed_cubin, backend, out,
     )  # fmt: skip
-    return str(build_library(spec, build_directory, verbose))
+    return _publish(build_library(spec, build_directory, verbose), out)
 
 
 def load(
     name: str,
-    sources: PathLike | Sequence[PathLike],
+    sources: Files = None,
     *,
+    cpp_files: Files = None,
+    cuda_files: Files = None,
     extra_cflags: Flags = None,
     extra_cuda_cflags: Flags = None,
     extra_ldflags: Flags = None,
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
+    keep_module_alive: bool = True,
+    backend: str | None = None,
     verbose: bool = False,
 ) -> Any:
-    """Like :func:`build`, then load the library and return the module."""
+    """Like :func:`build`, then load the library and return the module
+    (``keep_module_alive`` as for :func:`load_inline`)."""
+    _spec.check_flag("load", "keep_module_alive", keep_module_alive)
     spec = _file_spec(
-        "load", name, sources, extra_cflags, extra_cuda_cflags, extra_ldflags,
-        extra_include_paths, embed_cubin,
+        "load", name, sources, cpp_files, cuda_files, extra_cflags, extra_cuda_cflags,
+        extra_ldflags, extra_include_paths, embed_cubin, backend,
     )  # fmt: skip
     path = build_library(spec, build_directory, verbose)
     return load_library(path)

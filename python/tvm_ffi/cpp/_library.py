@@ -75,15 +75,22 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
         compiles.append(_ninja.Compile("main.cpp", "obj/main.o", cuda=False))
     if spec.inline_cuda is not None:
         compiles.append(_ninja.Compile("cuda.cu", "obj/cuda.o", cuda=True))
-    for index, path in enumerate(spec.files):
+    objects = []
+    for index, (path, kind) in enumerate(zip(spec.files, spec.file_kinds)):
+        if kind == "obj":
+            objects.append(str(path))
+            continue
         obj = f"obj/{index}_{path.stem}.o"
-        compiles.append(_ninja.Compile(str(path), obj, cuda=path.suffix == ".cu"))
+        compiles.append(_ninja.Compile(str(path), obj, cuda=kind == "cuda", c=kind == "c"))
+    base_cflags = ["-O2", "-fPIC", "-fvisibility=hidden", *include_flags, *spec.cflags]
     plan = _ninja.BuildPlan(
-        output=f"{spec.name}.so",
+        output=f"{spec.stem}.o" if spec.object_output else f"{spec.stem}.so",
         cxx=cxx,
         python=sys.executable,
         compiles=compiles,
-        cflags=["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", *include_flags, *spec.cflags],
+        cflags=["-std=c++17", *base_cflags],
+        c_cflags=base_cflags,
+        objects=objects,
         ldflags=ldflags,
         nvcc=nvcc,
         cuda_cflags=[
@@ -160,7 +167,7 @@ def build_library(spec: Spec, build_directory: str | os.PathLike | None, verbose
     ninja_text = _ninja.render(plan)
     key = _key(spec, ninja_text, tools, root)
     if build_directory is None:
-        build_dir = root / f"{spec.name}_{key}"
+        build_dir = root / f"{spec.stem}_{key}"
         library = build_dir / plan.output
         if library.exists():  # published last and atomically: present means complete
             if verbose:

@@ -1,8 +1,9 @@
 """Write the ``build.ninja`` of one JIT module.
 
-The graph: every source -> an object (``c++`` or ``nvcc``); with embedded images, one
-step that merges all objects and the images into a single object
-(``python -m tvm_ffi.utils.embed_cubin``); then the link of ``<name>.so``.
+The graph: every source -> an object (``c++``, ``c++ -x c`` or ``nvcc``); with embedded
+images, one step that merges all objects and the images into a single object
+(``python -m tvm_ffi.utils.embed_cubin``); then the link of ``<name>.so``, or for an
+output ending in ``.o`` a relocatable link (``c++ -r``) into that one object.
 
 Every step writes ``$out.tmp`` and renames it onto ``$out`` only when the tool
 succeeded. Ninja decides what is up to date from file mtimes, so a compiler killed
@@ -25,6 +26,7 @@ class Compile:
     source: str
     obj: str
     cuda: bool
+    c: bool = False  # a C source: compiled with ``$cxx -x c`` and ``c_cflags``
 
 
 @dataclass
@@ -42,6 +44,8 @@ class BuildPlan:
     # (embed name, image file) pairs; empty means "link the objects directly".
     embeds: list[tuple[str, str]] = field(default_factory=list)
     merged_obj: str = "obj/embedded.o"
+    objects: list[str] = field(default_factory=list)  # prebuilt objects, linked as they are
+    c_cflags: list[str] = field(default_factory=list)
 
     def outputs(self) -> list[str]:
         """Every file a step writes (their ``.tmp`` siblings are a killed step's leftovers)."""
@@ -70,6 +74,9 @@ def render(plan: BuildPlan) -> str:
     ]
     if plan.nvcc is not None:
         lines += [f"nvcc = {_cmd([plan.nvcc])}", f"cuda_cflags = {_cmd(plan.cuda_cflags)}"]
+    has_c = any(unit.c for unit in plan.compiles)
+    if has_c:
+        lines.append(f"c_cflags = {_cmd(plan.c_cflags)}")
     if plan.embeds:
         lines.append(f"python = {_cmd([plan.python])}")
     lines += [
@@ -82,6 +89,16 @@ def render(plan: BuildPlan) -> str:
         "  description = CXX $in",
         "",
     ]
+    if has_c:
+        lines += [
+            "rule cc",
+            "  command = $cxx -x c -MMD -MF $out.d -MT $out $c_cflags -c $in -o $out.tmp"
+            " && mv -f $out.tmp $out",
+            "  depfile = $out.d",
+            "  deps = gcc",
+            "  description = CC $in",
+            "",
+        ]
     if plan.nvcc is not None:
         lines += [
             "rule nvcc",
@@ -95,21 +112,33 @@ def render(plan: BuildPlan) -> str:
     if plan.embeds:
         lines += [
             "rule embed",
-            "  command = $python -m tvm_ffi.utils.embed_cubin --output-obj $out.tmp $embed_args"
+            # --strict: load_inline refuses bytes that are no image, at build time.
+            "  command = $python -m tvm_ffi.utils.embed_cubin --strict --output-obj $out.tmp"
+            " $embed_args"
             " && mv -f $out.tmp $out",
             "  description = EMBED $out",
             "",
         ]
-    lines += [
-        "rule link",
-        "  command = $cxx -shared -o $out.tmp $in $ldflags && mv -f $out.tmp $out",
-        "  description = LINK $out",
-        "",
-    ]
+    partial = plan.output.endswith(".o")
+    if partial:
+        # -nostdlib: a relocatable link of our objects only, no start files or libraries.
+        lines += [
+            "rule partial",
+            "  command = $cxx -r -nostdlib -o $out.tmp $in && mv -f $out.tmp $out",
+            "  description = MERGE $out",
+            "",
+        ]
+    else:
+        lines += [
+            "rule link",
+            "  command = $cxx -shared -o $out.tmp $in $ldflags && mv -f $out.tmp $out",
+            "  description = LINK $out",
+            "",
+        ]
     for unit in plan.compiles:
-        rule = "nvcc" if unit.cuda else "cxx"
+        rule = "nvcc" if unit.cuda else "cc" if unit.c else "cxx"
         lines.append(f"build {_path(unit.obj)}: {rule} {_path(unit.source)}")
-    objs = [unit.obj for unit in plan.compiles]
+    objs = [unit.obj for unit in plan.compiles] + list(plan.objects)
     if plan.embeds:
         args = [a for obj in objs for a in ("--input-obj", obj)]
         args += [a for name, image in plan.embeds for a in ("--cubin", image, "--name", name)]
@@ -119,6 +148,7 @@ def render(plan: BuildPlan) -> str:
         )
         lines.append(f"  embed_args = {_cmd(args)}")
         objs = [plan.merged_obj]
-    lines.append(f"build {_path(plan.output)}: link {' '.join(map(_path, objs))}")
+    rule = "partial" if partial else "link"
+    lines.append(f"build {_path(plan.output)}: {rule} {' '.join(map(_path, objs))}")
     lines.append(f"default {_path(plan.output)}")
     return "\n".join(lines) + "\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -9,12 +11,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
-__all__ = ["Spec", "check_identifier", "embed_images", "source_list", "string_list"]
+__all__ = [
+    "Spec",
+    "check_backend",
+    "check_identifier",
+    "check_module_name",
+    "embed_images",
+    "file_stem",
+    "source_list",
+    "string_list",
+]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A stem that is safe as is in a file name and on a command line: no separator, no
+# leading dot (hidden file, "..") or dash (read as an option), nothing the shell quotes.
+_SAFE_STEM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
 
 #: What ``embed_cubin`` maps a name to: one image, or arch ("sm_90") -> image (a fatbin).
 EmbedValue = Union[bytes, bytearray, memoryview, Mapping[str, Union[bytes, bytearray, memoryview]]]
+
+#: How a source file is built: ``cxx`` (C++), ``c`` (C), ``cuda`` (nvcc) or ``obj`` (linked as is).
+FILE_KINDS = ("cxx", "c", "cuda", "obj")
 
 
 @dataclass
@@ -26,6 +43,7 @@ class Spec:
     inline_cpp: str | None = None  # generated main.cpp text
     inline_cuda: str | None = None  # generated cuda.cu text
     files: list[Path] = field(default_factory=list)
+    file_kinds: list[str] = field(default_factory=list)  # one of FILE_KINDS per file
     cflags: list[str] = field(default_factory=list)
     cuda_cflags: list[str] = field(default_factory=list)
     ldflags: list[str] = field(default_factory=list)
@@ -33,15 +51,30 @@ class Spec:
     # name -> single image, or name -> {arch: image} to be combined into a fatbin
     embeds: dict[str, bytes | dict[str, bytes]] = field(default_factory=dict)
     docs: dict[str, str] = field(default_factory=dict)
+    object_output: bool = False  # a relocatable object (``output="x.o"``) instead of a .so
+
+    def __post_init__(self) -> None:
+        if not self.file_kinds:
+            self.file_kinds = [kind_from_suffix(p) for p in self.files]
+
+    @property
+    def stem(self) -> str:
+        """The file name of the library without its suffix (see :func:`file_stem`)."""
+        return file_stem(self.name)
 
     @property
     def has_cuda_sources(self) -> bool:
-        return self.inline_cuda is not None or any(p.suffix == ".cu" for p in self.files)
+        return self.inline_cuda is not None or "cuda" in self.file_kinds
 
     @property
     def uses_cuda(self) -> bool:
         # Embedded images are launched through the CUDA runtime: headers and cudart needed.
         return self.has_cuda_sources or bool(self.embeds)
+
+
+def kind_from_suffix(path: Path) -> str:
+    """The build of a file given in ``sources=``, where the suffix decides."""
+    return {".cu": "cuda", ".c": "c", ".o": "obj"}.get(path.suffix, "cxx")
 
 
 def check_identifier(api: str, what: str, value: object) -> str:
@@ -50,6 +83,43 @@ def check_identifier(api: str, what: str, value: object) -> str:
         raise TypeError(f"{api}: {what} must be a str (got {type(value).__name__})")
     if not _IDENTIFIER.fullmatch(value):
         raise ValueError(f"{api}: {what} must be a C identifier (got {value!r})")
+    return value
+
+
+def check_module_name(api: str, value: object) -> str:
+    """Any non-empty str names a module (apache-tvm-ffi takes ``my-ops``, ``v1.2``, ``3d``):
+    the file names are derived from it by :func:`file_stem`."""
+    if not isinstance(value, str):
+        raise TypeError(f"{api}: module name must be a str (got {type(value).__name__})")
+    if not value.strip():
+        raise ValueError(f"{api}: module name must not be empty (got {value!r})")
+    return value
+
+
+@functools.lru_cache(maxsize=256)  # on every cache hit, twice
+def file_stem(name: str) -> str:
+    """A file-name stem for module ``name``: the name itself when it is short and plain,
+    else its plain characters (others become ``_``) plus a hash of the whole name, so
+    two names never share a file and no name yields a path the OS refuses."""
+    if _SAFE_STEM.fullmatch(name):
+        return name
+    plain = re.sub(r"[^A-Za-z0-9_.+-]", "_", name).lstrip(".-+")[:40] or "module"
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{plain}_{digest}"
+
+
+def check_backend(api: str, value: object) -> None:
+    """``backend=``: this package builds GPU code with CUDA only."""
+    if value is not None and value != "cuda":
+        raise ValueError(
+            f"{api}: backend must be 'cuda' or None (got {value!r}); tvm-ffi-cubin builds GPU "
+            "code with CUDA only"
+        )
+
+
+def check_flag(api: str, label: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{api}: {label} must be True or False (got {value!r:.80})")
     return value
 
 
@@ -64,23 +134,53 @@ def string_list(api: str, label: str, value: object) -> list[str]:
     raise TypeError(f"{api}: {label} must be a str or a list of str (got {value!r:.80})")
 
 
-def source_list(api: str, value: object) -> list[Path]:
+def source_list(api: str, value: object, label: str = "sources") -> list[Path]:
     """Source file paths, made absolute (ninja runs in the build directory) and checked."""
     if isinstance(value, (str, os.PathLike)):
         value = [value]
     if not isinstance(value, Sequence) or not value:
         raise TypeError(
-            f"{api}: sources must be a path or a non-empty list of paths (got {value!r:.80})"
+            f"{api}: {label} must be a path or a non-empty list of paths (got {value!r:.80})"
         )
     paths = []
     for item in value:
         if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(f"{api}: sources must hold paths (got {item!r:.80})")
+            raise TypeError(f"{api}: {label} must hold paths (got {item!r:.80})")
         path = Path(item).resolve()
         if not path.is_file():
             raise FileNotFoundError(f"{api}: source file not found: {item}")
         paths.append(path)
     return paths
+
+
+def typed_files(api: str, sources: object, cpp_files: object, cuda_files: object) -> tuple:
+    """``(paths, kinds)`` from ``build``'s three file arguments.
+
+    ``sources=`` (this package's spelling) lets the suffix decide; ``cpp_files=`` and
+    ``cuda_files=`` (apache-tvm-ffi's) let the argument decide, except that ``.o`` files are
+    linked as they are and ``.c`` files in ``cpp_files`` are compiled as C.
+    """
+    paths: list[Path] = []
+    kinds: list[str] = []
+    if sources is not None:
+        for path in source_list(api, sources):
+            paths.append(path)
+            kinds.append(kind_from_suffix(path))
+    if cpp_files is not None:
+        for path in source_list(api, cpp_files, "cpp_files"):
+            if path.suffix == ".cu":
+                raise ValueError(
+                    f"{api}: cpp_files holds the CUDA source {path}; pass it in cuda_files"
+                )
+            paths.append(path)
+            kinds.append({".o": "obj", ".c": "c"}.get(path.suffix, "cxx"))
+    if cuda_files is not None:
+        for path in source_list(api, cuda_files, "cuda_files"):
+            paths.append(path)
+            kinds.append("obj" if path.suffix == ".o" else "cuda")
+    if not paths:
+        raise ValueError(f"{api}: give cpp_files, cuda_files or sources (all are empty)")
+    return paths, kinds
 
 
 def include_list(api: str, value: object) -> list[str]:
@@ -89,7 +189,7 @@ def include_list(api: str, value: object) -> list[str]:
 
 
 def function_docs(api: str, value: object) -> dict[str, str]:
-    """``functions=``: a name, a list of names, or a dict name -> docstring."""
+    """``functions=``: a name, a list of names, or a dict name -> docstring (or None)."""
     if value is None:
         return {}
     if isinstance(value, Mapping):
@@ -99,25 +199,52 @@ def function_docs(api: str, value: object) -> dict[str, str]:
     docs = {}
     for fname, doc in items:
         check_identifier(api, "function name", fname)
+        if doc is None:
+            doc = ""
         if not isinstance(doc, str):
             raise TypeError(
-                f"{api}: docstring of {fname!r} must be a str (got {type(doc).__name__})"
+                f"{api}: docstring of {fname!r} must be a str or None (got {type(doc).__name__})"
             )
         docs[fname] = doc
     return docs
+
+
+#: What apache-tvm-ffi's load_inline puts before every source, so sources that include
+#: nothing still see TensorView, DLDataType ==, TVM_FFI_ICHECK, TVMFFIEnvGetStream and the
+#: export macro.
+PRELUDE_INCLUDES = (
+    "tvm/ffi/container/tensor.h",
+    "tvm/ffi/dtype.h",
+    "tvm/ffi/error.h",
+    "tvm/ffi/extra/c_env_api.h",
+    "tvm/ffi/function.h",
+)
+
+
+#: Compiler flags that include the prelude before the first line of a source: the
+#: generated ``main.cpp``/``cuda.cu`` stay the user's text, line numbers included.
+PRELUDE_FLAGS = tuple(flag for header in PRELUDE_INCLUDES for flag in ("-include", header))
 
 
 def export_block(docs: Mapping[str, str]) -> str:
     """Source text that exports ``docs``' functions (they must be declared above it)."""
     if not docs:
         return ""
-    lines = [
-        "",
-        "// Exports requested with functions= (added by tvm_ffi.cpp).",
-        "#include <tvm/ffi/function.h>",
-    ]
+    lines = ["", "// Exports requested with functions= (added by tvm_ffi.cpp)."]
     lines += [f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({fname}, {fname});" for fname in docs]
     return "\n".join(lines) + "\n"
+
+
+def check_embed_names(api: str, names: Sequence[str]) -> None:
+    """Refuse ``X`` next to ``X_end``: the end marker of ``X`` is the symbol
+    ``__tvm_ffi__cubin_X_end``, the start of ``X_end``; the linker would bind one to the other."""
+    given = set(names)
+    for name in names:
+        if f"{name}_end" in given:
+            raise ValueError(
+                f"{api}: embed names {name!r} and {name + '_end'!r} cannot be used together: "
+                f"__tvm_ffi__cubin_{name}_end marks the end of {name!r}; rename one of them"
+            )
 
 
 def embed_images(api: str, value: object) -> dict[str, bytes | dict[str, bytes]]:
@@ -145,6 +272,7 @@ def embed_images(api: str, value: object) -> dict[str, bytes | dict[str, bytes]]
             images[name] = per_arch
         else:
             images[name] = _image_bytes(api, f"embed_cubin[{name!r}]", image)
+    check_embed_names(api, list(images))
     return images
 
 

@@ -6,39 +6,51 @@ section, followed by one NUL byte so PTX text is a C string in place. The result
 with the given input objects and the added symbols are made local, so two libraries that
 embed the same name never see each other's data.
 
-Command line::
+Command line (apache-tvm-ffi's, plus repeatable ``--cubin``/``--name`` pairs)::
 
     python -m tvm_ffi.utils.embed_cubin --output-obj OUT.o [--input-obj IN.o]... \\
-        --cubin K.cubin --name NAME [--cubin K2.cubin --name NAME2]...
+        --cubin K.cubin --name NAME [--cubin K2.cubin --name NAME2]... [-v] [--strict]
 
-Needs GNU ``ld`` and ``objcopy`` (``$LD`` / ``$OBJCOPY`` override them); ``make_fatbin`` also
-needs CUDA's ``fatbinary``.
+From Python: :func:`embed_cubin` (apache-tvm-ffi's signature: one image file into one
+object), :func:`embed_image` (bytes or a path, input object optional) and
+:func:`embed_cubins` (several images at once). Needs GNU ``ld`` and ``objcopy``
+(``$LD`` / ``$OBJCOPY`` override them); ``make_fatbin`` also needs CUDA's ``fatbinary``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Union
+from typing import Callable, Optional
 
-from ._image import check_image, image_archs
+from .. import _elf
+from ._fatbin import make_fatbin
+from ._sources import ImageSource, read_image, recognise
 
-__all__ = ["embed_cubin", "embed_cubins", "make_fatbin", "validate_embed_name"]
-
-ImageSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
+__all__ = [
+    "embed_cubin",
+    "embed_cubins",
+    "embed_image",
+    "make_fatbin",
+    "validate_embed_name",
+]
 
 SECTION = ".rodata.tvm_ffi_cubin"
 SYMBOL_PREFIX = "__tvm_ffi__cubin_"
 _ALIGNMENT = 64  # generous: the driver reads ELF and fatbin headers with aligned loads
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_ARCH_KEY = re.compile(r"(sm|compute)_(\d+)([af]?)\Z")
+
+Log = Optional[Callable[[str], None]]
 
 
 def validate_embed_name(name: str) -> str:
@@ -49,6 +61,39 @@ def validate_embed_name(name: str) -> str:
             f"digit), got {name!r}"
         )
     return name
+
+
+def _check_names(names: Iterable[str]) -> None:
+    names = [validate_embed_name(name) for name in names]
+    given = set(names)
+    for name in names:
+        # The end marker of X is the start symbol of X_end: ld would bind one to the other.
+        if f"{name}_end" in given:
+            raise ValueError(
+                f"embed names {name!r} and {name + '_end'!r} cannot be used together: "
+                f"{SYMBOL_PREFIX}{name}_end marks the end of {name!r}; rename one of them"
+            )
+
+
+def _check_inputs(inputs: list[str], names: Iterable[str]) -> None:
+    """Refuse inputs that already define an image symbol we add, or that reference the
+    image ``X_end`` while we embed ``X`` (its end marker would satisfy that reference)."""
+    for path in inputs:
+        table = _elf.symbols(path, dynamic=False)
+        if table is None:
+            continue  # not an ELF object we can read: ld will say what it is
+        defined = {sym for sym, is_defined in table if is_defined}
+        undefined = {sym for sym, is_defined in table if not is_defined}
+        for name in names:
+            start, end = f"{SYMBOL_PREFIX}{name}", f"{SYMBOL_PREFIX}{name}_end"
+            if start in defined or end in defined:
+                raise ValueError(f"input object {path} already holds an image named {name!r}")
+            if f"{end}_end" in undefined:
+                raise ValueError(
+                    f"embed names {name!r} and {name + '_end'!r} cannot be used together: "
+                    f"{path} uses an image named {name + '_end'!r}, and {end} marks the "
+                    f"end of {name!r}; rename one of them"
+                )
 
 
 def _tool(env_var: str, default: str) -> str:
@@ -62,7 +107,9 @@ def _tool(env_var: str, default: str) -> str:
     return path
 
 
-def _run(cmd: list[str], cwd: str) -> None:
+def _run(cmd: list[str], cwd: str, log: Log) -> None:
+    if log is not None:
+        log("+ " + " ".join(cmd))
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(
@@ -71,83 +118,18 @@ def _run(cmd: list[str], cwd: str) -> None:
         )
 
 
-def _read(source: ImageSource) -> bytes:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source)
-    return Path(source).read_bytes()
-
-
-def _fatbinary() -> str:
-    try:
-        from tvm_ffi.cpp._toolchain import find_cuda_tool
-    except ImportError:
-        find_cuda_tool = None
-    if find_cuda_tool is not None:
-        try:
-            return str(find_cuda_tool("fatbinary"))
-        except RuntimeError:
-            pass
-    candidates = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
-    for home in filter(None, candidates):
-        tool = Path(home) / "bin" / "fatbinary"
-        if tool.is_file():
-            return str(tool)
-    found = shutil.which("fatbinary")
-    if found:
-        return found
-    raise RuntimeError("CUDA's 'fatbinary' tool was not found; set CUDA_HOME to the toolkit root")
-
-
-def make_fatbin(images: Mapping[str, ImageSource]) -> bytes:
-    """Pack per-architecture images into one fatbin; the driver picks the one for the device.
-
-    Keys name the architecture (``"sm_80"``, ``"sm_90a"``, ``"compute_90"``); whether a value
-    is a cubin or PTX is read from its content, and a cubin must be for the SM its key names.
-    """
-    if not images:
-        raise ValueError("make_fatbin needs at least one image")
-    specs = []
-    for key, source in images.items():
-        m = _ARCH_KEY.match(key) if isinstance(key, str) else None
-        if m is None:
-            raise ValueError(
-                f"fatbin image keys look like 'sm_90', 'sm_90a' or 'compute_90', got {key!r}"
-            )
-        data = _read(source)
-        try:
-            kind = check_image(data)
-        except ValueError as err:
-            raise ValueError(f"image {key!r}: {err}") from None
-        if kind == "fatbin":
-            raise ValueError(f"image {key!r} is already a fatbin; pass cubin or PTX images")
-        if kind == "cubin":
-            (held,) = image_archs(data)
-            if re.match(r"sm_(\d+)", held).group(1) != m.group(2):
-                raise ValueError(f"image {key!r} is a cubin for {held}")
-        specs.append(("elf" if kind == "cubin" else "ptx", m.group(2) + m.group(3), data))
-    with tempfile.TemporaryDirectory(prefix="tvm_ffi_fatbin_") as tmp:
-        cmd = [_fatbinary(), f"--create={tmp}/out.fatbin", "-64"]
-        for i, (kind, sm, data) in enumerate(specs):
-            path = Path(tmp) / f"image{i}.{'cubin' if kind == 'elf' else 'ptx'}"
-            # fatbinary reads PTX up to its end; a trailing NUL would become part of the text.
-            path.write_bytes(data.split(b"\0", 1)[0] if kind == "ptx" else data)
-            cmd.append(f"--image3=kind={kind},sm={sm},file={path}")
-        _run(cmd, cwd=tmp)
-        return (Path(tmp) / "out.fatbin").read_bytes()
-
-
-def _image_object(name: str, data: bytes, tmp: str) -> str:
+def _image_object(name: str, data: bytes, tmp: str, log: Log) -> str:
     """An object holding one image between the two symbols, in its own file under tmp."""
     ld, objcopy = _tool("LD", "ld"), _tool("OBJCOPY", "objcopy")
     blob = f"{name}.bin"  # ld names the symbols after the file: _binary_<name>_bin_start
     Path(tmp, blob).write_bytes(data + b"\0")
     obj = f"{name}.image.o"
     # -z noexecstack adds .note.GNU-stack: linking this object never asks for an executable stack.
-    _run([ld, "-r", "-b", "binary", "-z", "noexecstack", "-o", obj, blob], cwd=tmp)
+    _run([ld, "-r", "-b", "binary", "-z", "noexecstack", "-o", obj, blob], tmp, log)
     stem = f"_binary_{name}_bin"
     # Alignment first, under the old name: objcopy versions differ in which name a combined
     # --rename-section/--set-section-alignment call matches.
-    _run([objcopy, f"--set-section-alignment=.data={_ALIGNMENT}", obj], cwd=tmp)
+    _run([objcopy, f"--set-section-alignment=.data={_ALIGNMENT}", obj], tmp, log)
     _run(
         [
             objcopy,
@@ -159,9 +141,64 @@ def _image_object(name: str, data: bytes, tmp: str) -> str:
             f"--add-symbol={SYMBOL_PREFIX}{name}_end={SECTION}:{len(data)},global,object",
             obj,
         ],
-        cwd=tmp,
+        tmp,
+        log,
     )
     return str(Path(tmp, obj))
+
+
+def _publish(built: Path, output: Path) -> None:
+    """Copy ``built`` to ``output`` through a fresh file and a rename: ``output`` is either
+    complete or untouched, and gets the usual mode (0666 less the umask)."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staged = output.with_name(f".{output.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        with open(fd, "wb") as dst, open(built, "rb") as src:
+            shutil.copyfileobj(src, dst)
+        os.replace(staged, output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        raise
+
+
+def _object_list(input_objs: object) -> list[str]:
+    if isinstance(input_objs, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"input_objs must be a list of object paths (got a single {type(input_objs).__name__} "
+            f"{os.fsdecode(input_objs)!r}; wrap it in a list)"
+        )
+    inputs = []
+    for item in input_objs:  # type: ignore[attr-defined]
+        if not isinstance(item, (str, os.PathLike)):
+            raise TypeError(f"input_objs must hold paths (got {item!r:.80})")
+        path = Path(item).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"input object not found: {path}")
+        inputs.append(str(path))
+    return inputs
+
+
+def _embed(output_obj: object, blobs: dict[str, bytes], inputs: list[str], log: Log) -> None:
+    _check_inputs(inputs, blobs)
+    ld, objcopy = _tool("LD", "ld"), _tool("OBJCOPY", "objcopy")
+    output = Path(output_obj).resolve()  # type: ignore[arg-type]
+    with tempfile.TemporaryDirectory(prefix="tvm_ffi_embed_") as tmp:
+        parts = inputs + [_image_object(name, data, tmp, log) for name, data in blobs.items()]
+        merged = Path(tmp, "merged.o")
+        _run([ld, "-r", "-z", "noexecstack", "-o", str(merged), *parts], tmp, log)
+        if inputs:
+            localize = []
+            for name in blobs:
+                localize += [
+                    f"--localize-symbol={SYMBOL_PREFIX}{name}",
+                    f"--localize-symbol={SYMBOL_PREFIX}{name}_end",
+                ]
+            _run([objcopy, *localize, str(merged)], tmp, log)
+        _publish(merged, output)
+    if log is not None:
+        log(f"wrote {output} ({', '.join(SYMBOL_PREFIX + n for n in blobs)})")
 
 
 def embed_cubins(
@@ -170,61 +207,73 @@ def embed_cubins(
     input_objs: Iterable[str | os.PathLike[str]] = (),
 ) -> None:
     """Write ``output_obj`` holding every image of ``images`` (name -> bytes or path, or
-    name -> {arch: image} to embed a fatbin) merged with ``input_objs``.
+    name -> {arch: image} to embed a fatbin) merged with ``input_objs`` (a list of paths).
 
     With input objects, the added symbols are made local to the output (the input's references
     to them are resolved at this step), so libraries embedding the same name do not clash.
-    The output is written atomically: it is either complete or untouched.
+    Every image must be a CUBIN, PTX or fatbin. The output is written atomically: it is
+    either complete or untouched.
     """
+    if not isinstance(images, Mapping):
+        raise TypeError(f"images must be a dict of name -> image (got {type(images).__name__})")
     if not images:
         raise ValueError("embed_cubins needs at least one image")
-    for name in images:
-        validate_embed_name(name)
+    _check_names(images)
+    inputs = _object_list(input_objs)
     blobs = {}
     for name, source in images.items():
-        data = make_fatbin(source) if isinstance(source, Mapping) else _read(source)
-        try:
-            check_image(data)
-        except ValueError as err:
-            raise ValueError(f"cannot embed {name!r}: {err}") from None
+        label = f"cannot embed {name!r}"
+        data = make_fatbin(source) if isinstance(source, Mapping) else read_image(source, label)
+        recognise(data, label, strict=True)
         blobs[name] = data
-    inputs = [str(Path(p).resolve()) for p in input_objs]
-    for path in inputs:
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"input object not found: {path}")
-    ld, objcopy = _tool("LD", "ld"), _tool("OBJCOPY", "objcopy")
-    output = Path(output_obj).resolve()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="tvm_ffi_embed_") as tmp:
-        parts = inputs + [_image_object(name, data, tmp) for name, data in blobs.items()]
-        merged = Path(tmp, "merged.o")
-        _run([ld, "-r", "-z", "noexecstack", "-o", str(merged), *parts], cwd=tmp)
-        if inputs:
-            localize = []
-            for name in blobs:
-                localize += [
-                    f"--localize-symbol={SYMBOL_PREFIX}{name}",
-                    f"--localize-symbol={SYMBOL_PREFIX}{name}_end",
-                ]
-            _run([objcopy, *localize, str(merged)], cwd=tmp)
-        fd, staged = tempfile.mkstemp(prefix=output.name + ".", suffix=".tmp", dir=output.parent)
-        os.close(fd)
-        try:
-            shutil.copyfile(merged, staged)
-            os.replace(staged, output)
-        except BaseException:
-            os.unlink(staged)
-            raise
+    _embed(output_obj, blobs, inputs, None)
 
 
-def embed_cubin(
+def embed_image(
     output_obj: str | os.PathLike[str],
-    cubin: ImageSource,
+    image: ImageSource,
     name: str,
     input_obj: str | os.PathLike[str] | None = None,
 ) -> None:
-    """Embed one image under ``name``; see :func:`embed_cubins`."""
-    embed_cubins(output_obj, {name: cubin}, [input_obj] if input_obj is not None else ())
+    """Embed one image (bytes or a path) under ``name``; see :func:`embed_cubins`."""
+    embed_cubins(output_obj, {name: image}, [input_obj] if input_obj is not None else ())
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=4)
+
+
+def embed_cubin(
+    cubin_path: str | os.PathLike[str],
+    input_obj_path: str | os.PathLike[str],
+    output_obj_path: str | os.PathLike[str],
+    name: str,
+    verbose: bool = False,
+) -> None:
+    """apache-tvm-ffi's form: embed the image file ``cubin_path`` under ``name`` into a copy
+    of the object ``input_obj_path``, written to ``output_obj_path``.
+
+    A CUBIN, PTX or fatbin is checked (a truncated one is a ValueError naming the file);
+    other bytes are embedded as they are, with a UserWarning naming the file (the CUDA
+    loader will refuse them). ``verbose`` prints each step and command to stdout.
+    """
+    if not isinstance(cubin_path, (str, os.PathLike)):
+        raise TypeError(
+            f"cubin_path must be the path of an image file (got {type(cubin_path).__name__}); "
+            "embed bytes with tvm_ffi.utils.embed_image(output, data, name, input_obj)"
+        )
+    _check_names([name])
+    inputs = _object_list([input_obj_path])
+    label = f"cannot embed {os.fspath(cubin_path)!r}"
+    data = read_image(cubin_path, label)
+    kind = recognise(data, label, strict=False, warn=_warn)
+    log = print if verbose else None
+    if log is not None:
+        log(
+            f"embed {os.fspath(cubin_path)} ({len(data)} bytes, {kind or 'unrecognised'}) "
+            f"as {name!r}"
+        )
+    _embed(output_obj_path, {name: data}, inputs, log)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -240,6 +289,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--name", action="append", required=True, help="name for each --cubin, in order"
     )
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each step")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse files that are no CUBIN, PTX or fatbin (default: warn and embed them)",
+    )
     args = parser.parse_args(argv)
     if len(args.cubin) != len(args.name):
         parser.error(
@@ -248,9 +303,24 @@ def main(argv: list[str] | None = None) -> int:
         )
     if len(set(args.name)) != len(args.name):
         parser.error("each --name may appear only once")
+
+    def warn(message: str) -> None:
+        print(f"embed_cubin: warning: {message}", file=sys.stderr)
+
+    log = print if args.verbose else None
     try:
-        embed_cubins(args.output_obj, dict(zip(args.name, args.cubin)), args.input_obj)
-    except (ValueError, RuntimeError, OSError) as err:
+        _check_names(args.name)
+        inputs = _object_list(args.input_obj)
+        blobs = {}
+        for name, path in zip(args.name, args.cubin):
+            label = f"cannot embed {path!r}"
+            data = read_image(Path(path), label)
+            kind = recognise(data, label, strict=args.strict, warn=warn)
+            if log is not None:
+                log(f"embed {path} ({len(data)} bytes, {kind or 'unrecognised'}) as {name!r}")
+            blobs[name] = data
+        _embed(args.output_obj, blobs, inputs, log)
+    except (ValueError, TypeError, RuntimeError, OSError) as err:
         print(f"embed_cubin: error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -39,7 +39,7 @@ def test_library_needs_no_cuda_library(toolchain, tmp_path):
     if shutil.which("ld") is None or shutil.which("objcopy") is None:
         pytest.skip("needs binutils")
     nvcc = toolchain.nvcc
-    from tvm_ffi.utils import embed_cubin
+    from tvm_ffi.utils.embed_cubin import embed_cubin
 
     kernel = tmp_path / "k.cu"
     kernel.write_text('extern "C" __global__ void add_one(float* x, float* y, long n) {}\n')
@@ -50,7 +50,7 @@ def test_library_needs_no_cuda_library(toolchain, tmp_path):
     obj = tmp_path / "guide.o"
     proc = toolchain.gxx(HERE / "guide_embedded.cc", obj, "-c")
     assert proc.returncode == 0, proc.stderr
-    embed_cubin(tmp_path / "merged.o", tmp_path / "k.cubin", "my_kernels", input_obj=obj)
+    embed_cubin(tmp_path / "k.cubin", obj, tmp_path / "merged.o", "my_kernels")
     lib = tmp_path / "libguide.so"
     subprocess.run(
         [

@@ -127,9 +127,14 @@ def test_failed_build_then_fixed_source_builds():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"name": "my-mod"}, r"^load_inline: module name must be a C identifier \(got 'my-mod'\)$"),
-        ({"name": "1abc"}, r"^load_inline: module name must be a C identifier \(got '1abc'\)$"),
-        ({"name": ""}, r"^load_inline: module name must be a C identifier \(got ''\)$"),
+        ({"name": ""}, r"^load_inline: module name must not be empty \(got ''\)$"),
+        ({"name": "  "}, r"^load_inline: module name must not be empty \(got '  '\)$"),
+        (
+            {"name": "ok", "embed_cubin": {"k": b"\x7fELF", "k_end": b"\x7fELF"}},
+            r"^load_inline: embed names 'k' and 'k_end' cannot be used together: "
+            r"__tvm_ffi__cubin_k_end marks the end of 'k'; rename one of them$",
+        ),
+        ({"name": "ok", "backend": "hip"}, r"^load_inline: backend must be 'cuda' or None \(got"),
         (
             {"name": "ok", "embed_cubin": {"bad name": b"\x7fELF"}},
             r"^load_inline: embed name must be a C identifier \(got 'bad name'\)$",
@@ -151,8 +156,8 @@ def test_bad_names_refused_before_any_tool_runs(monkeypatch, kwargs, message):
 
 
 def test_build_inline_names_itself_in_errors():
-    with pytest.raises(ValueError, match=r"^build_inline: module name must be a C identifier"):
-        cpp.build_inline("a.b", cpp_sources=PLAIN)
+    with pytest.raises(ValueError, match=r"^build_inline: function name must be a C identifier"):
+        cpp.build_inline("a.b", cpp_sources=PLAIN, functions=["a.b"])
 
 
 def test_argument_type_errors():

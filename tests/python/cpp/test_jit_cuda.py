@@ -177,3 +177,39 @@ def test_embed_per_arch_images_become_one_fatbin(tmp_path):
     )
     # A fatbin starts with its magic number 0xBA55ED50 (little endian).
     assert bytes(mod.blob())[:4] == b"\x50\xed\x55\xba"
+
+
+def test_apache_style_cuda_sources_need_no_includes():
+    from apache_sources import ADD_ONE_CUDA, BOTH_CPP
+
+    path = cpp.build_inline("hello_cuda", cuda_sources=ADD_ONE_CUDA, functions=["add_one_cuda"])
+    symbols = subprocess.run(["nm", "-D", path], capture_output=True, text=True).stdout
+    assert "__tvm_ffi_add_one_cuda" in symbols
+    both = cpp.build_inline(
+        "hello_both",
+        cpp_sources=BOTH_CPP,
+        cuda_sources=ADD_ONE_CUDA,
+        functions=["add_one_cpu", "add_one_cuda"],
+    )
+    symbols = subprocess.run(["nm", "-D", both], capture_output=True, text=True).stdout
+    assert "__tvm_ffi_add_one_cpu" in symbols and "__tvm_ffi_add_one_cuda" in symbols
+
+
+def test_output_object_keeps_embedded_images_local(tmp_path):
+    obj = tmp_path / "reader.o"
+    cpp.build_inline(
+        "jit_embed_obj",
+        cpp_sources=EMBED_READER,
+        functions=["blob"],
+        embed_cubin={"blob": _ptx("as object")},
+        output=obj,
+    )
+    table = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout
+    kinds = {line.split()[-1]: line.split()[-2] for line in table.splitlines()}
+    assert kinds["__tvm_ffi__cubin_blob"] == "r"  # local: two such objects never clash
+    assert kinds["__tvm_ffi_blob"] == "T"
+    lib = tmp_path / "libreader.so"
+    subprocess.run(["c++", "-shared", str(obj), "-o", str(lib)], check=True)
+    import tvm_ffi
+
+    assert bytes(tvm_ffi.load_module(lib).blob()) == _ptx("as object")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tvm_ffi.utils import embed_cubin, embed_cubins, make_fatbin, validate_embed_name
+from tvm_ffi.utils import embed_cubins, embed_image, make_fatbin, validate_embed_name
 
 pytestmark = pytest.mark.usefixtures("binutils")
 
@@ -80,14 +80,14 @@ def test_invalid_names_fail_before_any_tool(name, tmp_path, monkeypatch):
     # With no linker at all, only the name check can explain the error.
     monkeypatch.setenv("LD", "/nonexistent/ld")
     with pytest.raises(ValueError, match=r"^embedded CUBIN name must be a C identifier"):
-        embed_cubin(tmp_path / "out.o", b"unused", name)
+        embed_image(tmp_path / "out.o", b"unused", name)
     assert not (tmp_path / "out.o").exists()
 
 
 def test_symbols_and_sections(compile_kernel, tmp_path):
     cubin = compile_kernel("sm_80")
     out = tmp_path / "only.o"
-    embed_cubin(out, cubin, "my_cubin")
+    embed_image(out, cubin, "my_cubin")
     symbols = _symbols(out)
     start, start_kind = symbols["__tvm_ffi__cubin_my_cubin"]
     end, end_kind = symbols["__tvm_ffi__cubin_my_cubin_end"]
@@ -107,7 +107,7 @@ def test_merge_localizes_and_library_reads_bytes(compile_kernel, cxx, tmp_path):
     cubin = compile_kernel("sm_90")
     reader = _compile_reader(cxx, tmp_path)
     out = tmp_path / "merged.o"
-    embed_cubin(out, cubin, "blob", input_obj=reader)
+    embed_image(out, cubin, "blob", input_obj=reader)
     symbols = _symbols(out)
     assert symbols["__tvm_ffi__cubin_blob"][1] == "r"  # local now
     assert symbols["__tvm_ffi__cubin_blob_end"][1] == "r"
@@ -126,7 +126,7 @@ def test_two_libraries_same_name_side_by_side(compile_kernel, cxx, tmp_path):
         folder = tmp_path / f"lib{i}"
         folder.mkdir()
         obj = folder / "merged.o"
-        embed_cubin(obj, image, "blob", input_obj=_compile_reader(cxx, folder))
+        embed_image(obj, image, "blob", input_obj=_compile_reader(cxx, folder))
         libs.append(_link(cxx, [obj], folder / f"libsame{i}.so"))
     first, second = (_read_blob(lib) for lib in libs)
     assert first == images[0] + b"\0"
@@ -136,7 +136,7 @@ def test_two_libraries_same_name_side_by_side(compile_kernel, cxx, tmp_path):
 def test_ptx_is_nul_terminated(compile_kernel, cxx, tmp_path):
     ptx = compile_kernel("compute_90", ptx=True).rstrip(b"\0")
     obj = tmp_path / "ptx.o"
-    embed_cubin(obj, ptx, "blob", input_obj=_compile_reader(cxx, tmp_path))
+    embed_image(obj, ptx, "blob", input_obj=_compile_reader(cxx, tmp_path))
     data = _read_blob(_link(cxx, [obj], tmp_path / "libptx.so"))
     assert data == ptx + b"\0"
 
@@ -187,7 +187,7 @@ def test_rejects_non_images_and_keeps_output(tmp_path):
             "cannot embed 'x': not a CUBIN, PTX or fatbin image (first bytes: 12 34 56 78)"
         ),
     ):
-        embed_cubin(out, b"\x12\x34\x56\x78", "x")
+        embed_image(out, b"\x12\x34\x56\x78", "x")
     assert out.read_bytes() == b"previous"
     assert [p.name for p in tmp_path.iterdir()] == ["out.o"]
 
@@ -196,7 +196,7 @@ def test_rejects_non_images_and_keeps_output(tmp_path):
 def test_missing_tool_is_named(compile_kernel, tmp_path, monkeypatch, var, tool):
     monkeypatch.setenv(var, "/nonexistent/bin/tool")
     with pytest.raises(RuntimeError, match=rf"needs '{tool}' from GNU binutils.*set \${var}"):
-        embed_cubin(tmp_path / "out.o", compile_kernel("sm_80"), "k")
+        embed_image(tmp_path / "out.o", compile_kernel("sm_80"), "k")
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:

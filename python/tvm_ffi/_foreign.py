@@ -1,0 +1,68 @@
+"""Recognise a library built against apache-tvm-ffi's binary ABI before loading it.
+
+apache-tvm-ffi's libraries export ``__tvm_ffi_<name>`` like ours, but with another entry
+signature, and call into its runtime library ``libtvm_ffi.so`` (``TVMFFIErrorSetRaisedFromCStr``
+and friends). This package ships no such library and no header of it leaves a ``TVMFFI*``
+symbol undefined, so either trace is proof. Calling such an entry with our convention could
+only fail obscurely; load_module names the cause instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable, TypeVar
+
+from . import _elf
+
+__all__ = ["apache_evidence", "load_checked"]
+
+T = TypeVar("T")
+_RUNTIME = re.compile(r"libtvm_ffi\.so(\.\d+)*\Z")
+# Paths found to be ours: a cache hit costs one dict lookup. A file rebuilt in place is
+# checked again when loading it fails (the usual fate of an apache-built library here).
+_CHECKED: set[str] = set()
+
+
+def apache_evidence(path: str) -> str | None:
+    """What marks ``path`` as built against apache-tvm-ffi, or None."""
+    needed = [lib for lib in _elf.needed_libraries(path) or () if _RUNTIME.match(lib)]
+    imported = sorted(
+        {name for name, defined in _elf.symbols(path, dynamic=True) or () if not defined}
+    )
+    imported = [name for name in imported if name.startswith("TVMFFI")]
+    parts = []
+    if needed:
+        parts.append(f"it links {needed[0]}")
+    if imported:
+        shown = ", ".join(imported[:3]) + (", ..." if len(imported) > 3 else "")
+        parts.append(f"it calls {shown} from apache-tvm-ffi's runtime")
+    return " and ".join(parts) or None
+
+
+def _error(path: str, evidence: str) -> OSError:
+    return OSError(
+        f"cannot load library '{path}': it was built against apache-tvm-ffi's binary ABI "
+        f"({evidence}). tvm-ffi-cubin runs apache-tvm-ffi's source code, not its binaries: "
+        "rebuild the library from its sources with this package (tvm_ffi.cpp.load / "
+        "tvm_ffi.cpp.build, or CMake's find_package(tvm_ffi))"
+    )
+
+
+def load_checked(load: Callable[[str], T], path: str) -> T:
+    """``load(path)``, refusing an apache-tvm-ffi library first (with OSError); once a path
+    passed, the check costs a set lookup."""
+    if path not in _CHECKED:
+        evidence = apache_evidence(path)
+        if evidence is not None:
+            raise _error(path, evidence)
+        if os.path.isfile(path):
+            _CHECKED.add(path)
+    try:
+        return load(path)
+    except OSError:
+        _CHECKED.discard(path)  # rebuilt in place since it passed? look again
+        evidence = apache_evidence(path)
+        if evidence is None:
+            raise
+        raise _error(path, evidence) from None
