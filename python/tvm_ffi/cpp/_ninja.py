@@ -2,7 +2,9 @@
 
 The graph: every source -> an object (``c++`` or ``nvcc``); with embedded images, one
 step that merges all objects and the images into a single object
-(``python -m tvm_ffi.utils.embed_cubin``); then the link of ``<name>.so``.
+(``python -m tvm_ffi.utils.embed_cubin``); then the link of ``obj/<name>.so``. Ninja
+never writes the library that is loaded: the builder publishes the linked file itself
+(see ``_cache.publish``), so a step outliving a killed builder cannot replace it.
 
 Every step writes ``$out.tmp`` and renames it onto ``$out`` only when the tool
 succeeded. Ninja decides what is up to date from file mtimes, so a compiler killed
