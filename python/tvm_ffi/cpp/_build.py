@@ -21,9 +21,9 @@ _STEP_HEADER = re.compile(r"^\[\d+/\d+\] ")
 _NVCC_FATAL = re.compile(r"^nvcc fatal\s*:")
 # GNU ld: "main.cpp:(.text+0x11): undefined reference to `g(int)'"; lld: "undefined symbol: g(int)".
 _UNDEFINED = re.compile(
-    r"^(?:(?P<where>[^:]+):\S*: )?undefined reference to [`'](?P<sym>[^`']+)'"
-    r"|undefined symbol: (?P<lld>.+)$"
+    r"undefined reference to [`'](?P<sym>[^`']+)'|undefined symbol: (?P<lld>.+)$"
 )
+_REFERENCED_FROM = re.compile(r"^(?P<source>[^:(\s]+):\(")
 _NO_SPACE = "No space left on device"
 _CUBIN_PREFIX = "__tvm_ffi__cubin_"
 
@@ -81,8 +81,11 @@ def headline_of(step_output: str, log: str, embeds: Sequence[str] = ()) -> str |
     if line is not None:
         match = _UNDEFINED.search(line)
         if match:
+            source = _REFERENCED_FROM.match(line)
             return _undefined_headline(
-                match.group("sym") or match.group("lld").strip(), match.group("where"), embeds
+                match.group("sym") or match.group("lld").strip(),
+                source.group("source") if source else None,
+                embeds,
             )
     return line
 

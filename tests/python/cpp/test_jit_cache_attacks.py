@@ -40,7 +40,9 @@ EVIL = textwrap.dedent(
     #include <unistd.h>
     __attribute__((constructor)) static void attack() {
       FILE* f = std::fopen(MARKER, "w");
-      if (f) { std::fprintf(f, "ATTACKER CODE RUNNING AS uid %d\\n", (int)getuid()); std::fclose(f); }
+      if (f == nullptr) return;
+      std::fprintf(f, "ATTACKER CODE RUNNING AS uid %d\\n", (int)getuid());
+      std::fclose(f);
     }
     extern "C" int answer() { return 666; }
     """
