@@ -238,8 +238,9 @@ def parent_of(dir_fd: int, relpath: str, *, create: bool = True) -> Iterator[tup
         os.close(fd)
 
 
-def write_if_changed(dir_fd: int, relpath: str, data: bytes) -> bool:
-    """Write ``data`` to ``relpath`` under ``dir_fd`` unless it holds exactly that.
+def write_if_changed(dir_fd: int, directory: Path, relpath: str, data: bytes) -> bool:
+    """Write ``data`` to ``relpath`` under ``dir_fd`` (``directory``, named in errors)
+    unless it holds exactly that.
 
     Keeping the mtime of unchanged inputs is what lets ninja skip up-to-date steps.
     The write goes through a temp file + rename, so a killed process never leaves a
@@ -256,7 +257,7 @@ def write_if_changed(dir_fd: int, relpath: str, data: bytes) -> bool:
                     return False
             finally:
                 os.close(old)
-        _replace_at(fd, name, data, shown=relpath)
+        _replace_at(fd, name, data, shown=str(directory / relpath))
     return True
 
 

@@ -146,37 +146,44 @@ def _image_bytes(image: bytes | dict[str, bytes]) -> bytes:
     return image
 
 
-def _write_inputs(spec: Spec, plan: _ninja.BuildPlan, dir_fd: int, ninja_text: str) -> None:
+def _write_inputs(
+    spec: Spec, plan: _ninja.BuildPlan, dir_fd: int, build_dir: Path, ninja_text: str
+) -> None:
+    def write(relpath: str, data: bytes) -> None:
+        _cache.write_if_changed(dir_fd, build_dir, relpath, data)
+
     if spec.inline_cpp is not None:
-        _cache.write_if_changed(dir_fd, "main.cpp", spec.inline_cpp.encode())
+        write("main.cpp", spec.inline_cpp.encode())
     if spec.inline_cuda is not None:
-        _cache.write_if_changed(dir_fd, "cuda.cu", spec.inline_cuda.encode())
+        write("cuda.cu", spec.inline_cuda.encode())
     for name, image_file in plan.embeds:
-        _cache.write_if_changed(dir_fd, image_file, _image_bytes(spec.embeds[name]))
-    _cache.write_if_changed(dir_fd, "build.ninja", ninja_text.encode())
+        write(image_file, _image_bytes(spec.embeds[name]))
+    write("build.ninja", ninja_text.encode())
 
 
 def _remove_tmp_outputs(plan: _ninja.BuildPlan, dir_fd: int) -> None:
     # A step killed earlier may have left "<output>.tmp"; it is never read, but tidy up.
     for output in plan.outputs():
-        with (
-            contextlib.suppress(FileNotFoundError, NotADirectoryError),
-            _cache.parent_of(dir_fd, f"{output}.tmp", create=False) as (fd, name),
-        ):
-            os.unlink(name, dir_fd=fd)
+        try:
+            with _cache.parent_of(dir_fd, f"{output}.tmp", create=False) as (fd, name):
+                os.unlink(name, dir_fd=fd)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
 
 
-def _published_problem(dir_fd: int, name: str) -> str | None:
-    """Why the library ``name`` in the directory cannot be loaded; "" when absent."""
+def _library_problem(dir_fd: int, relpath: str) -> str | None:
+    """Why the library at ``relpath`` under the directory cannot be loaded; None if it
+    can, "" when there is none. No symbolic link on the way is followed."""
     from tvm_ffi._elf_check import file_kind, library_problem
 
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
+        with _cache.parent_of(dir_fd, relpath, create=False) as (parent, name):
+            fd = os.open(name, flags, dir_fd=parent)
     except FileNotFoundError:
         return ""
     except OSError as err:
-        if err.errno == errno.ELOOP:  # O_NOFOLLOW met a symbolic link
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW met a symbolic link
             return "a symbolic link, never followed"
         return f"cannot open it: {err.strerror}"
     try:
@@ -189,7 +196,7 @@ def _published_problem(dir_fd: int, name: str) -> str | None:
 
 
 def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool) -> None:
-    _write_inputs(spec, plan, dir_fd, ninja_text)
+    _write_inputs(spec, plan, dir_fd, build_dir, ninja_text)
     _build.run_ninja(
         _toolchain.find_ninja(),
         build_dir,
@@ -243,7 +250,7 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
     entry_dir = root / entry
     path = entry_dir / library
     dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=False)
-    if dir_fd is not None and _published_problem(dir_fd, library) is None:
+    if dir_fd is not None and _library_problem(dir_fd, library) is None:
         os.close(dir_fd)
         if verbose:
             sys.stderr.write(f"tvm_ffi.cpp: using cached {path}\n")
@@ -252,7 +259,7 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
         dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
     try:
         with _cache.build_lock(dir_fd, entry_dir, timeout):
-            problem = _published_problem(dir_fd, library)
+            problem = _library_problem(dir_fd, library)
             if problem is None:  # another process built it while we waited
                 return path
             if problem:
@@ -263,7 +270,7 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
                 )
             _cache.clean_entry(dir_fd)  # a damaged library, leftovers of a killed build
             _run(spec, plan, ninja_text, dir_fd, entry_dir, verbose)
-            problem = _published_problem(dir_fd, plan.output)
+            problem = _library_problem(dir_fd, plan.output)
             if problem:
                 raise RuntimeError(
                     f"the link produced an unusable {entry_dir / plan.output}: {problem}"

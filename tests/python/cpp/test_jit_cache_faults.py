@@ -139,6 +139,26 @@ def test_published_library_is_synced_before_it_appears(monkeypatch):
     ]
 
 
+def test_input_write_on_full_disk_names_the_file_and_leaves_no_temp(monkeypatch, cache_dir):
+    """A full disk while writing the sources: an OSError naming the file (os.write alone
+    names none), no temp file left, and no library."""
+    import errno
+
+    from tvm_ffi.cpp import _cache
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    cpp.build_inline("jit_no_space", cpp_sources=SOURCE)  # the compiler identity is on disk
+    monkeypatch.setattr(_cache.os, "write", full)
+    source = SOURCE.replace("42", "43")
+    with pytest.raises(OSError) as info:
+        cpp.build_inline("jit_no_space", cpp_sources=source)
+    (entry,) = [p for p in cache_dir.glob("jit_no_space_*") if not list(p.glob("*.so"))]
+    assert str(info.value) == f"[Errno 28] No space left on device: '{entry}/main.cpp'"
+    assert sorted(p.name for p in entry.iterdir()) == ["lock"]
+
+
 # ---------------------------------------------------------------- item 6: killed builder
 
 
@@ -174,12 +194,13 @@ def _processes_in(directory: Path) -> list[int]:
     return found
 
 
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_killed_builder_ends_its_build_and_never_replaces_a_newer_library(
-    stalling_cxx, monkeypatch, cache_dir
+    stalling_cxx, monkeypatch, cache_dir, sig
 ):
-    """kill -9 of a builder mid-build: its ninja and compiler end with it (they once lived
-    on), and a step that did live on could not replace the library a new builder
-    published, because ninja never writes the published name."""
+    """kill -9 (or SIGTERM) of a builder mid-build: its ninja and compiler end with it
+    (they once lived on), and a step that did live on could not replace the library a
+    new builder published, because ninja never writes the published name."""
     monkeypatch.setenv("JIT_STALL", "600")
     builder = subprocess.Popen(
         [
@@ -191,7 +212,7 @@ def test_killed_builder_ends_its_build_and_never_replaces_a_newer_library(
     try:
         _wait_for(lambda: "stalled " in stalling_cxx.read_text(), "the compiler to start")
     finally:
-        builder.kill()  # SIGKILL to the builder alone, not to its process group
+        builder.send_signal(sig)  # to the builder alone, not to its process group
         builder.wait()
     (stalled,) = [
         int(line.split()[1])
@@ -252,6 +273,35 @@ def test_interrupted_build_stops_ninja_and_its_steps(stalling_cxx, monkeypatch):
     assert not _alive(ninja[0])
     _wait_for(lambda: not _alive(stalled), "the compiler to end")
     assert _build._running == set()
+
+
+EXIT_DURING_BUILD = textwrap.dedent(
+    """
+    import os, sys, threading, time
+    from tvm_ffi import cpp
+    threading.Thread(
+        target=cpp.build_inline, args=("jit_exiting",), kwargs={"cpp_sources": sys.argv[1]},
+        daemon=True,
+    ).start()
+    while "stalled " not in open(os.environ["JIT_LOG"]).read():
+        time.sleep(0.05)
+    """
+)
+
+
+def test_interpreter_exit_during_build_ends_ninja(stalling_cxx, monkeypatch, cache_dir):
+    """A build in a daemon thread when the interpreter exits: ninja and its steps end."""
+    monkeypatch.setenv("JIT_STALL", "600")
+    subprocess.run([sys.executable, "-c", EXIT_DURING_BUILD, SOURCE], check=True, timeout=300)
+    (stalled,) = [
+        int(line.split()[1])
+        for line in stalling_cxx.read_text().splitlines()
+        if line.startswith("stalled ")
+    ]
+    _wait_for(lambda: not _alive(stalled), "the compiler to end")
+    (entry,) = cache_dir.glob("jit_exiting_*")
+    _wait_for(lambda: not _processes_in(entry), "ninja to end")
+    assert not (entry / "jit_exiting.so").exists()
 
 
 # ---------------------------------------------------------------- item 7: lock timeout
