@@ -78,7 +78,9 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     include_flags = [f"-I{path}" for path in includes]
     # -z defs: a symbol nobody defines fails the link (a BuildError naming it) instead of
     # every later load. First, so that extra_ldflags=["-Wl,-z,undefs"] can take it back.
-    ldflags = ["-Wl,-z,defs", *ldflags]
+    # -ldl and -pthread: before glibc 2.34, dlopen (the CUDA driver shim) and pthread_*
+    # (std::call_once) live in libraries the link must then name.
+    ldflags = ["-Wl,-z,defs", *ldflags, "-ldl", "-pthread"]
     compiles = []
     if spec.inline_cpp is not None:
         compiles.append(_ninja.Compile("main.cpp", "obj/main.o", cuda=False))
