@@ -71,8 +71,26 @@ def _host() -> tuple[int, int, int] | None:
     return None
 
 
-def library_problem(fd: int, size: int) -> str | None:
-    """Why the regular file open as ``fd`` (``size`` bytes) cannot be loaded, or None."""
+# Files found sound, by (device, inode, size, mtime, ctime): any write changes mtime or
+# ctime, so a hit means the same bytes. Keeps a warm JIT load to one fstat for this check.
+_sound: dict[tuple[int, int, int, int, int], None] = {}
+_SOUND_MAX = 1024
+
+
+def library_problem(fd: int, st: os.stat_result) -> str | None:
+    """Why the regular file open as ``fd`` (``st`` its fstat) cannot be loaded, or None."""
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if identity in _sound:
+        return None
+    problem = _problem(fd, st.st_size)
+    if problem is None:
+        if len(_sound) >= _SOUND_MAX:
+            _sound.clear()
+        _sound[identity] = None
+    return problem
+
+
+def _problem(fd: int, size: int) -> str | None:
     if size == 0:
         return "the file is empty"
     head = os.pread(fd, 64, 0)

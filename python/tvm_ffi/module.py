@@ -74,7 +74,7 @@ def _check_file(name: str) -> os.stat_result:
         if not stat.S_ISREG(st.st_mode):
             kind = file_kind(st.st_mode)
             raise OSError(f"cannot load library '{name}': not a regular file ({kind})")
-        problem = library_problem(fd, st.st_size)
+        problem = library_problem(fd, st)
     finally:
         os.close(fd)
     if problem is not None:

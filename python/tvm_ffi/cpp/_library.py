@@ -192,7 +192,7 @@ def _library_problem(dir_fd: int, relpath: str) -> str | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return f"not a regular file ({file_kind(st.st_mode)})"
-        return library_problem(fd, st.st_size)
+        return library_problem(fd, st)
     finally:
         os.close(fd)
 
