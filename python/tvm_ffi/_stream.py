@@ -73,7 +73,9 @@ def _stream_handle(stream: Any) -> int:
         return 0
     if isinstance(stream, int):
         if stream < 0:
-            raise ValueError(f"use_raw_stream: a stream handle is a non-negative int (got {stream})")
+            raise ValueError(
+                f"use_raw_stream: a stream handle is a non-negative int (got {stream})"
+            )
         return stream
     value = getattr(stream, "value", None)  # ctypes.c_void_p
     if type(stream).__name__ == "c_void_p":

@@ -9,6 +9,7 @@ called like Python functions.
 from __future__ import annotations
 
 import os
+import stat
 
 from ._core import Function, Module
 from ._core import load_module as _load_module
@@ -28,9 +29,43 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
     (apache-tvm-ffi's switch for unloading with the last module object) is accepted and
     both values keep the library loaded.
 
+    The file is checked before the dynamic loader sees it: it must be a regular file, an
+    ELF shared library for this CPU, and hold every segment its headers promise (a
+    library cut short would otherwise crash the process with SIGBUS).
+
     Raises:
-        OSError: the file does not exist, the dynamic loader rejects it (the message
-            carries the loader's reason), or it was built against apache-tvm-ffi's binary
-            ABI (the message says so).
+        ValueError: the path holds a NUL byte.
+        FileNotFoundError: the file does not exist.
+        OSError: the file is not a regular file, not a shared library for this machine,
+            truncated, built against apache-tvm-ffi's binary ABI, or the dynamic loader
+            rejects it; the message names the file and says why.
     """
-    return load_checked(_load_module, os.fspath(path))
+    name = os.fspath(path)
+    if isinstance(name, bytes):
+        if b"\0" in name:
+            raise ValueError(f"load_module: the path holds a NUL byte: {name!r}")
+        name = os.fsdecode(name)
+    elif "\0" in name:
+        raise ValueError(f"load_module: the path holds a NUL byte: {name!r}")
+    _check_file(name)
+    # A rebuilt file at a loaded path is loaded from a private copy that _core makes beside
+    # it (TMPDIR may be mounted noexec), so the new code is what runs.
+    return load_checked(_load_module, name)
+
+
+def _check_file(name: str) -> os.stat_result:
+    from ._elf_check import file_kind, library_problem
+
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it just below.
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = file_kind(st.st_mode)
+            raise OSError(f"cannot load library '{name}': not a regular file ({kind})")
+        problem = library_problem(fd, st)
+    finally:
+        os.close(fd)
+    if problem is not None:
+        raise OSError(f"cannot load library '{name}': {problem}")
+    return st

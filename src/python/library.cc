@@ -56,11 +56,17 @@ class PrivateCopy {
   }
   // Returns false with errno-based OSError set.
   bool Make(const std::string& source) {
-    const char* tmp = getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/tvm_ffi_reload_XXXXXX";
-    if (mkdtemp(&tmpl[0]) == nullptr) return SetError(tmpl);
-    dir_ = tmpl;
+    // Beside the library first: code evidently may run from there, while TMPDIR may be
+    // mounted noexec. TMPDIR only when the library's directory is not writable.
     const size_t slash = source.rfind('/');
+    std::string tmpl = source.substr(0, slash == std::string::npos ? 0 : slash + 1) +
+                       ".tvm_ffi_reload_XXXXXX";
+    if (mkdtemp(&tmpl[0]) == nullptr) {
+      const char* tmp = getenv("TMPDIR");
+      tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/tvm_ffi_reload_XXXXXX";
+      if (mkdtemp(&tmpl[0]) == nullptr) return SetError(tmpl);
+    }
+    dir_ = tmpl;
     file_ = dir_ + "/" + source.substr(slash == std::string::npos ? 0 : slash + 1);
     int in = open(source.c_str(), O_RDONLY | O_CLOEXEC);
     if (in < 0) return SetError(source);

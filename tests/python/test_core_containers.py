@@ -145,7 +145,9 @@ def test_icheck_failure_message(mod):
         mod.scale_rows(x, torch.empty_like(x), [3, 4, 5], None, None)
     with pytest.raises(RuntimeError, match=r"is false: x must be float32, got float64\n"):
         mod.scale_rows(x.double(), torch.empty_like(x), [3, 4], None, None)
-    with pytest.raises(TypeError, match=r"^scale_rows\(\) argument 4 must be Tensor \| None, not str$"):
+    with pytest.raises(
+        TypeError, match=r"^scale_rows\(\) argument 4 must be Tensor \| None, not str$"
+    ):
         mod.scale_rows(x, torch.empty_like(x), [3, 4], "bias", None)
 
 
@@ -216,10 +218,14 @@ def test_uint64_full_range(mod, value):
 
 
 def test_uint64_out_of_range(mod):
-    with pytest.raises(OverflowError, match=r"^echo_u64\(\) argument 1: int does not fit in 64 bits$"):
+    with pytest.raises(
+        OverflowError, match=r"^echo_u64\(\) argument 1: int does not fit in 64 bits$"
+    ):
         mod.echo_u64(2**64)
     with pytest.raises(
-        ValueError, match=r"^echo_u64\(\) argument 1 must fit in uint64 \[0, 18446744073709551615\] \(got -1\)$"
+        ValueError,
+        match=r"^echo_u64\(\) argument 1 must fit in uint64 "
+        r"\[0, 18446744073709551615\] \(got -1\)$",
     ):
         mod.echo_u64(-1)
 

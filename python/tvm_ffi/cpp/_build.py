@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import re
+import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["BuildError", "first_error_line", "run_ninja"]
+__all__ = ["BuildError", "first_error_line", "headline_of", "run_ninja"]
 
 # gcc/clang: "main.cpp:3:5: error: ..." (also "fatal error:"); nvcc/EDG: "cuda.cu(3): error: ...".
 _GCC_ERROR = re.compile(r"^\S[^:]*:\d+(?::\d+)?: (?:fatal )?error: ")
 _NVCC_ERROR = re.compile(r"^\S[^(]*\(\d+\): (?:catastrophic )?error: ")
 _STEP_HEADER = re.compile(r"^\[\d+/\d+\] ")
+# nvcc's own failures ("nvcc fatal   : Unsupported gpu architecture 'compute_10'").
+_NVCC_FATAL = re.compile(r"^nvcc fatal\s*:")
+# GNU ld: "main.cpp:(.text+0x11): undefined reference to `g(int)'"; lld: "undefined symbol: g(int)".
+_UNDEFINED = re.compile(
+    r"undefined reference to [`'](?P<sym>[^`']+)'|undefined symbol: (?P<lld>.+)$"
+)
+_REFERENCED_FROM = re.compile(r"^(?P<source>[^:(\s]+):\(")
+_NO_SPACE = "No space left on device"
+_CUBIN_PREFIX = "__tvm_ffi__cubin_"
 
 
 class BuildError(RuntimeError):
@@ -41,12 +54,72 @@ def first_error_line(output: str) -> str | None:
             if pattern.match(line):
                 return line.rstrip()
     for line in lines:  # the linker says what is missing; collect2 only that it failed
-        if "undefined reference to" in line or ": cannot find " in line:
+        if "undefined reference to" in line or "undefined symbol: " in line:
+            return line.rstrip()
+        if ": cannot find " in line:
             return line.rstrip()
     for line in lines:  # other tools: "... error ..."
         if "error" in line.lower() and not line.startswith("ninja: "):
             return line.rstrip()
     return None
+
+
+def headline_of(step_output: str, log: str, embeds: Sequence[str] = ()) -> str | None:
+    """The line that says why the build failed: a full disk first (whatever tool hit it,
+    the rest is its consequence), then nvcc's own fatal errors, then the first compiler
+    or linker error. An undefined symbol is named demangled; a missing embedded image
+    with the names this build does embed."""
+    for text in (step_output, log):
+        for line in text.splitlines():
+            if _NO_SPACE in line:
+                return line.strip()
+    for text in (step_output, log):
+        for line in text.splitlines():
+            if _NVCC_FATAL.match(line):
+                return line.strip()
+    line = first_error_line(step_output) or first_error_line(log)
+    if line is not None:
+        match = _UNDEFINED.search(line)
+        if match:
+            source = _REFERENCED_FROM.match(line)
+            return _undefined_headline(
+                match.group("sym") or match.group("lld").strip(),
+                source.group("source") if source else None,
+                embeds,
+            )
+    return line
+
+
+def _undefined_headline(symbol: str, where: str | None, embeds: Sequence[str]) -> str:
+    if symbol.startswith(_CUBIN_PREFIX):
+        image = symbol[len(_CUBIN_PREFIX) :]
+        image = image[: -len("_end")] if image.endswith("_end") else image
+        have = ", ".join(sorted(embeds)) if embeds else "none"
+        return (
+            f"undefined symbol {symbol}: no image named {image!r} is embedded in this build "
+            f"(embedded images: {have}); pass it in embed_cubin={{{image!r}: ...}}"
+        )
+    symbol = _demangle(symbol)
+    source = f" (referenced from {where})" if where else ""
+    return (
+        f"undefined symbol {symbol}{source}: define it, or link the library that does "
+        "(extra_ldflags)"
+    )
+
+
+def _demangle(symbol: str) -> str:
+    # ld demangles already; lld and a `--no-demangle` linker leave "_Z..." names.
+    if not symbol.startswith("_Z"):
+        return symbol
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["c++filt", symbol], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return symbol
+    return out or symbol
 
 
 def _failed_step(log: str) -> tuple[str, str]:
@@ -75,23 +148,87 @@ def _tool_env() -> dict[str, str]:
     return env
 
 
-def run_ninja(ninja: Path, build_dir: Path, *, name: str, verbose: bool) -> str:
-    """Run ``ninja -C build_dir``; return its output, raise :class:`BuildError` on failure.
+# Starts ninja for run_ninja: `python -I -S -c _LAUNCH <builder pid> <dir fd> ninja ...`.
+# PR_SET_PDEATHSIG makes the kernel send ninja SIGTERM when the builder dies, even by
+# SIGKILL, and ninja answers SIGTERM by stopping every step it runs. fchdir() on the
+# descriptor the builder checked: ninja works in that directory, whatever its path
+# names by now.
+_LAUNCH = """
+import ctypes, os, signal, sys
+prctl = getattr(ctypes.CDLL(None), "prctl", None)
+if prctl is not None:
+    prctl(1, signal.SIGTERM)
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)
+os.fchdir(int(sys.argv[2]))
+os.close(int(sys.argv[2]))
+os.execv(sys.argv[3], sys.argv[3:])
+"""
 
-    With ``verbose`` the output (with full command lines) is streamed to stderr as it comes.
+# Ninja process groups still running, ended at interpreter exit (a daemon thread's build).
+_running: set[int] = set()
+_atexit_registered = False
+
+
+def _stop(pgid: int, proc) -> None:
+    """End ninja and its steps: SIGTERM to its group (ninja passes it to each step's
+    group), then SIGKILL if it has not gone within a few seconds."""
+    import subprocess
+
+    for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, sig)
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _stop_all_at_exit() -> None:
+    for pgid in list(_running):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGTERM)
+
+
+def run_ninja(
+    ninja: Path,
+    build_dir: Path,
+    *,
+    dir_fd: int,
+    name: str,
+    verbose: bool,
+    embeds: Sequence[str] = (),
+) -> str:
+    """Run ninja in the directory open as ``dir_fd`` (``build_dir``); return its output.
+
+    Raise :class:`BuildError` on failure. Ninja runs in a process group of its own, ended
+    with the builder: on an exception or KeyboardInterrupt here, at interpreter exit,
+    and (through the parent-death signal) when the builder is killed. With ``verbose`` the
+    output (with full command lines) is streamed to stderr as it comes. ``embeds`` are the
+    names of the embedded images, for the message about a missing one.
     """
     import subprocess
 
-    argv = [str(ninja), "-C", str(build_dir)] + (["-v"] if verbose else [])
+    global _atexit_registered
+    if not _atexit_registered:
+        atexit.register(_stop_all_at_exit)
+        _atexit_registered = True
+    args = ["-v"] if verbose else []
+    shown = " ".join([str(ninja), "-C", str(build_dir), *args])
+    launch = [sys.executable, "-I", "-S", "-c", _LAUNCH, str(os.getpid()), str(dir_fd)]
     proc = subprocess.Popen(
-        argv,
+        [*launch, str(ninja), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         env=_tool_env(),
+        pass_fds=(dir_fd,),
+        start_new_session=True,  # its own process group, away from the terminal's Ctrl-C
         text=True,
         errors="replace",
     )
+    _running.add(proc.pid)
     chunks: list[str] = []
     try:
         assert proc.stdout is not None
@@ -102,24 +239,27 @@ def run_ninja(ninja: Path, build_dir: Path, *, name: str, verbose: bool) -> str:
                 sys.stderr.flush()
         returncode = proc.wait()
     except BaseException:
-        # Interrupted (Ctrl-C): stop ninja, which stops its compilers; outputs it had not
-        # finished stay as *.tmp files and are never taken for results.
-        proc.terminate()
-        proc.wait()
+        # Interrupted (Ctrl-C) or failed: stop ninja, which stops its compilers; outputs
+        # they had not finished stay as *.tmp files and are never taken for results.
+        _stop(proc.pid, proc)
         raise
+    finally:
+        _running.discard(proc.pid)
+        if proc.stdout is not None:
+            proc.stdout.close()
     log = "".join(chunks)
     if returncode == 0:
         return log
     command, step_output = _failed_step(log)
-    headline = first_error_line(step_output) or first_error_line(log)
+    headline = headline_of(step_output, log, embeds)
     if headline is None:
         headline = f"ninja exited with code {returncode}"
     excerpt = "\n".join(step_output.strip().splitlines()[:40])
     message = (
         f"{headline}\n"
         f"building module {name!r} in {build_dir} failed\n"
-        f"command: {command or ' '.join(argv)}\n"
+        f"command: {command or shown}\n"
         f"output:\n{excerpt}\n"
         "(the complete output is in BuildError.log)"
     )
-    raise BuildError(message, command=command or " ".join(argv), log=log, build_dir=build_dir)
+    raise BuildError(message, command=command or shown, log=log, build_dir=build_dir)

@@ -1,4 +1,4 @@
-"""The build cache: where it lives, how entries are named, and who may build one.
+"""The build cache: where it lives, how entries are named, who may build and publish one.
 
 Layout (``$TVM_FFI_CACHE_DIR``, default ``~/.cache/tvm-ffi``)::
 
@@ -7,67 +7,106 @@ Layout (``$TVM_FFI_CACHE_DIR``, default ``~/.cache/tvm-ffi``)::
     <name>_<key>/                  one entry per content hash
         lock                       flock()ed while a process builds the entry
         build.ninja, sources, obj/, embed/
-        <name>.so                  published last, atomically: its presence means "built"
+        obj/<name>.so              what ninja links; never loaded from there
+        <name>.so                  published last: its presence means "built"
 
 An entry's key hashes everything that can change the library, so an entry is never
-rebuilt in place: a process that finds ``<name>.so`` just loads it, without the lock.
+rebuilt in place: a process that finds a sound ``<name>.so`` just loads it, without the
+lock. Only a lock holder publishes, by hard-linking ninja's finished, fsync()ed output
+to ``<name>.so``, which never replaces an existing file; ninja itself never writes that
+name, so a build step left running by a killed builder cannot replace it either.
+
+Every step inside the cache goes through directory descriptors opened with
+``O_NOFOLLOW`` (see :mod:`._private_dir`): a symbolic link there is never followed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
+import math
 import os
-import shutil
 import stat
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["KeyHasher", "build_lock", "cache_root", "clean_entry", "write_if_changed"]
+from ._private_dir import DIR_FLAGS, PrivateDirError, open_private_dir
 
+__all__ = [
+    "KeyHasher",
+    "build_lock",
+    "cache_root",
+    "clean_entry",
+    "lock_timeout",
+    "open_cache_root",
+    "open_entry",
+    "publish",
+    "write_if_changed",
+]
+
+_CACHE_ENV = "TVM_FFI_CACHE_DIR"
 _LOCK_TIMEOUT_ENV = "TVM_FFI_BUILD_LOCK_TIMEOUT"
 _DEFAULT_LOCK_TIMEOUT = 600.0
+# File names longer than this are shortened (NAME_MAX is 255 and "<name>_<key>" adds 33).
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def cache_root() -> Path:
-    """Return the cache root, creating it (mode 0700) if needed.
+def _default_root() -> Path:
+    try:
+        return Path.home() / ".cache" / "tvm-ffi"
+    except RuntimeError:  # no HOME and no passwd entry
+        raise RuntimeError(
+            "cannot find the default cache directory ~/.cache/tvm-ffi: HOME is not set "
+            f"and this user has no home directory; set {_CACHE_ENV} to a directory you own"
+        ) from None
+
+
+def open_cache_root() -> tuple[Path, int]:
+    """The checked cache root and an open descriptor of it (mode 0700 when created).
 
     Raises
     ------
     PermissionError
-        The directory is owned by another user or writable by group/others: another
-        user could then plant a library that this process would load and run.
+        The directory, or one above it, can be changed by another user, who could then
+        plant a library this process would load and run.
+    OSError
+        The directory cannot be created or opened; the message names it and the variable.
     """
-    configured = os.environ.get("TVM_FFI_CACHE_DIR")
-    root = Path(configured) if configured else Path.home() / ".cache" / "tvm-ffi"
+    configured = os.environ.get(_CACHE_ENV)
+    root = Path(configured) if configured else _default_root()
+    shared_hint = f"set {_CACHE_ENV} to a private directory (e.g. {_CACHE_ENV}=~/.cache/tvm-ffi)"
+    if not configured:
+        shared_hint = f"make it private (chmod 700 {root}) or set {_CACHE_ENV}"
     try:
-        st = os.stat(root)
-    except FileNotFoundError:
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = os.stat(root)
-    check_private_dir(root, st)
+        resolved, fd = open_private_dir(
+            root,
+            label="cache directory",
+            mode=0o700,
+            hint=f"set {_CACHE_ENV} to a directory you own",
+            shared_hint=shared_hint,
+        )
+    except PrivateDirError:
+        raise
+    except OSError as err:
+        if configured:
+            raise
+        # The default lives under HOME: say so, and how to put the cache elsewhere.
+        raise type(err)(
+            f"{err}; it is the default cache directory, under HOME={os.environ.get('HOME', '')}:"
+            f" set {_CACHE_ENV} to a directory you own"
+        ) from None
+    return Path(resolved), fd
+
+
+def cache_root() -> Path:
+    """The checked cache root (see :func:`open_cache_root`)."""
+    root, fd = open_cache_root()
+    os.close(fd)
     return root
-
-
-def check_private_dir(path: Path, st: os.stat_result) -> None:
-    """Refuse a directory that another user could write into."""
-    if not stat.S_ISDIR(st.st_mode):
-        raise NotADirectoryError(f"cache directory {path} is not a directory")
-    uid = os.geteuid()
-    if st.st_uid != uid:
-        raise PermissionError(
-            f"refusing cache directory {path}: owned by uid {st.st_uid}, not by you "
-            f"(uid {uid}); set TVM_FFI_CACHE_DIR to a directory you own"
-        )
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise PermissionError(
-            f"refusing cache directory {path}: writable by group or others "
-            f"(mode {stat.S_IMODE(st.st_mode):o}); run `chmod go-w {path}` or set "
-            "TVM_FFI_CACHE_DIR to a private directory"
-        )
 
 
 class KeyHasher:
@@ -94,14 +133,47 @@ def lock_timeout() -> float:
     try:
         value = float(text)
     except ValueError:
-        value = -1.0
-    if value < 0:
-        raise ValueError(f"{_LOCK_TIMEOUT_ENV} must be a number of seconds >= 0 (got {text!r})")
+        value = math.nan
+    # nan, inf and 1e400 (which parses to inf) would make the wait endless.
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(
+            f"{_LOCK_TIMEOUT_ENV} must be a number of seconds, finite and >= 0 (got {text!r})"
+        )
     return value
 
 
+def open_entry(root_fd: int, name: str, path: Path, *, create: bool) -> int | None:
+    """Open the entry directory ``name`` under the root; None if absent and not ``create``."""
+    for _ in range(2):
+        try:
+            fd = os.open(name, DIR_FLAGS, dir_fd=root_fd)
+            break
+        except FileNotFoundError:
+            if not create:
+                return None
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o700, dir_fd=root_fd)
+        except OSError as err:
+            if err.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise PrivateDirError(
+                    f"refusing cache entry {path}: not a directory (a symbolic link or a "
+                    "file where the entry should be); remove it"
+                ) from None
+            raise
+    else:
+        fd = os.open(name, DIR_FLAGS, dir_fd=root_fd)
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        os.close(fd)
+        raise PrivateDirError(
+            f"refusing cache entry {path}: owned by uid {st.st_uid} with mode "
+            f"{stat.S_IMODE(st.st_mode):o}; only you may write it"
+        )
+    return fd
+
+
 @contextlib.contextmanager
-def build_lock(directory: Path) -> Iterator[Path]:
+def build_lock(dir_fd: int, directory: Path, timeout: float) -> Iterator[Path]:
     """Hold an exclusive flock on ``<directory>/lock`` for the duration of the block.
 
     flock belongs to the open file, so the kernel drops it when the holder exits or is
@@ -109,8 +181,8 @@ def build_lock(directory: Path) -> Iterator[Path]:
     than block so the wait has a timeout and stays interruptible.
     """
     lock_path = directory / "lock"
-    timeout = lock_timeout()
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("lock", flags, 0o600, dir_fd=dir_fd)
     try:
         deadline = time.monotonic() + timeout
         delay = 0.005
@@ -132,49 +204,179 @@ def build_lock(directory: Path) -> Iterator[Path]:
         os.close(fd)  # also releases the lock
 
 
-def write_if_changed(path: Path, data: bytes) -> bool:
-    """Write ``data`` to ``path`` unless it already holds exactly that; True if written.
+@contextlib.contextmanager
+def parent_of(dir_fd: int, relpath: str, *, create: bool = True) -> Iterator[tuple[int, str]]:
+    """``(descriptor of the directory holding relpath, its last component)``.
+
+    Walks ``a/b/`` with ``O_NOFOLLOW`` from ``dir_fd``, making missing directories."""
+    *dirs, name = relpath.split("/")
+    fd = os.dup(dir_fd)
+    try:
+        for part in dirs:
+            try:
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        yield fd, name
+    finally:
+        os.close(fd)
+
+
+def write_if_changed(dir_fd: int, directory: Path, relpath: str, data: bytes) -> bool:
+    """Write ``data`` to ``relpath`` under ``dir_fd`` (``directory``, named in errors)
+    unless it holds exactly that.
 
     Keeping the mtime of unchanged inputs is what lets ninja skip up-to-date steps.
     The write goes through a temp file + rename, so a killed process never leaves a
-    half-written input that a later run would take as current.
+    half-written input that a later run would take as current. True if written.
     """
-    try:
-        if path.stat().st_size == len(data) and path.read_bytes() == data:
-            return False
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_atomically(path, data)
+    with parent_of(dir_fd, relpath) as (fd, name):
+        try:
+            old = os.open(name, _FILE_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        else:
+            try:
+                if os.fstat(old).st_size == len(data) and _read_all(old) == data:
+                    return False
+            finally:
+                os.close(old)
+        _replace_at(fd, name, data, shown=str(directory / relpath))
     return True
 
 
-def replace_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file and a rename.
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
-    Readers see the whole old file or the whole new one, never a part; the temp name is
-    per process and thread, so concurrent writers of the same file never share one.
-    """
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+
+def _replace_at(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
+    # Per process and thread: concurrent writers of the same file never share a temp name.
+    tmp = f"{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
+        fd = os.open(tmp, flags, 0o644, dir_fd=dir_fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException as err:
         with contextlib.suppress(OSError):
-            tmp.unlink()
+            os.unlink(tmp, dir_fd=dir_fd)
+        if isinstance(err, OSError) and err.filename is None:
+            # os.write names no file: a full disk would otherwise say only "[Errno 28]".
+            raise type(err)(err.errno, err.strerror, shown) from None
         raise
 
 
-def clean_entry(directory: Path, keep: tuple[str, ...] = ("lock",)) -> None:
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (a file under the checked cache root) through a temp
+    file, fsync and a rename: readers see the whole old file or the whole new one."""
+    fd = os.open(path.parent, DIR_FLAGS)
+    try:
+        _replace_at(fd, path.name, data, shown=str(path))
+    finally:
+        os.close(fd)
+
+
+def clean_entry(dir_fd: int, keep: tuple[str, ...] = ("lock",)) -> None:
     """Remove everything in a cache entry but ``keep``: leftovers of a killed build.
 
     Only called with the entry's lock held and its library absent, so nothing in it
-    can be in use or complete.
+    can be in use or complete. Symbolic links are removed, never followed. A killed
+    builder's ninja may still be removing its own files as it exits: what vanishes
+    meanwhile is fine.
     """
-    for child in directory.iterdir():
-        if child.name in keep:
+    with os.scandir(dir_fd) as entries:
+        names = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+    for name, is_dir in names:
+        if name in keep:
             continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
+        with contextlib.suppress(FileNotFoundError):
+            if not is_dir:
+                os.unlink(name, dir_fd=dir_fd)
+                continue
+            for _ in range(3):
+                child = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+                try:
+                    clean_entry(child, keep=())
+                finally:
+                    os.close(child)
+                try:
+                    os.rmdir(name, dir_fd=dir_fd)
+                    break
+                except OSError as err:
+                    if err.errno != errno.ENOTEMPTY:
+                        raise
+
+
+def publish(dir_fd: int, built: str, name: str, *, replace: bool) -> bool:
+    """Put ninja's output ``built`` (relative to ``dir_fd``) in place as ``name``.
+
+    The data reaches the disk (fsync of the file) before the name appears, and the name
+    before we return (fsync of the directory), so a crash leaves the old state or the
+    complete new one. Without ``replace`` an existing ``name`` is kept: a publish never
+    replaces an entry that is already there. Returns False when nothing was changed.
+    """
+    with parent_of(dir_fd, built, create=False) as (src_dir, src_name):
+        src = os.open(src_name, _FILE_FLAGS, dir_fd=src_dir)
+        try:
+            os.fsync(src)
+            src_st = os.fstat(src)
+        finally:
+            os.close(src)
+        with contextlib.suppress(FileNotFoundError):
+            dst_st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if (dst_st.st_dev, dst_st.st_ino) == (src_st.st_dev, src_st.st_ino):
+                return False  # ninja relinked nothing: already published
+            if not replace:
+                return False
+        if replace:
+            tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+            _link(src_dir, src_name, dir_fd, tmp)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         else:
-            child.unlink()
+            try:
+                _link(src_dir, src_name, dir_fd, name)
+            except FileExistsError:
+                return False
+    os.fsync(dir_fd)
+    return True
+
+
+def _link(src_dir: int, src_name: str, dst_dir: int, dst_name: str) -> None:
+    """Hard-link; FileExistsError if ``dst_name`` exists (it is never replaced)."""
+    try:
+        os.link(src_name, dst_name, src_dir_fd=src_dir, dst_dir_fd=dst_dir, follow_symlinks=False)
+        return
+    except OSError as err:
+        if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+    # A file system without hard links: publish a copy instead, with the same guarantees
+    # (only the lock holder publishes, so nobody creates dst_name between check and rename).
+    src = os.open(src_name, _FILE_FLAGS, dir_fd=src_dir)
+    try:
+        data = _read_all(src)
+    finally:
+        os.close(src)
+    tmp = f".{dst_name}.{os.getpid()}.{threading.get_ident()}.copy"
+    _replace_at(dst_dir, tmp, data, shown=dst_name)
+    try:
+        os.stat(dst_name, dir_fd=dst_dir, follow_symlinks=False)
+    except FileNotFoundError:
+        os.rename(tmp, dst_name, src_dir_fd=dst_dir, dst_dir_fd=dst_dir)
+        return
+    os.unlink(tmp, dir_fd=dst_dir)
+    raise FileExistsError(errno.EEXIST, "exists", dst_name)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from . import _spec
-from ._library import build_library, load_library
+from ._library import build_and_load, build_library
 
 __all__ = ["build", "build_inline", "load", "load_inline"]
 
@@ -248,8 +248,7 @@ def load_inline(
         "load_inline", name, cpp_sources, cuda_sources, functions, extra_cflags,
         extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin, backend,
     )  # fmt: skip
-    path = build_library(spec, build_directory, verbose)
-    return _attach_docs(load_library(path), spec.docs)
+    return _attach_docs(build_and_load(spec, build_directory, verbose), spec.docs)
 
 
 def build(
@@ -309,5 +308,4 @@ def load(
         "load", name, sources, cpp_files, cuda_files, extra_cflags, extra_cuda_cflags,
         extra_ldflags, extra_include_paths, embed_cubin, backend,
     )  # fmt: skip
-    path = build_library(spec, build_directory, verbose)
-    return load_library(path)
+    return build_and_load(spec, build_directory, verbose)

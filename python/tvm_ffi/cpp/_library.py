@@ -7,19 +7,25 @@ identities on disk), so no process is spawned.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import hashlib
 import os
+import stat
 import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 from . import _arch, _build, _cache, _ninja, _toolchain
+from ._private_dir import open_private_dir
 from ._spec import Spec
 
-__all__ = ["build_library", "load_library", "verbose_requested"]
+__all__ = ["build_and_load", "build_library", "load_library", "verbose_requested"]
 
 # Bump when the build recipe changes in a way that must invalidate cached libraries.
-_RECIPE = "1"
+_RECIPE = "2"
 
 _VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
 
@@ -70,6 +76,11 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
         gencode = _arch.gencode_flags(_arch.target_archs(root))
     includes += spec.include_paths
     include_flags = [f"-I{path}" for path in includes]
+    # -z defs: a symbol nobody defines fails the link (a BuildError naming it) instead of
+    # every later load. First, so that extra_ldflags=["-Wl,-z,undefs"] can take it back.
+    # -ldl and -pthread: before glibc 2.34, dlopen (the CUDA driver shim) and pthread_*
+    # (std::call_once) live in libraries the link must then name.
+    ldflags = ["-Wl,-z,defs", *ldflags, "-ldl", "-pthread"]
     compiles = []
     if spec.inline_cpp is not None:
         compiles.append(_ninja.Compile("main.cpp", "obj/main.o", cuda=False))
@@ -84,7 +95,7 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
         compiles.append(_ninja.Compile(str(path), obj, cuda=kind == "cuda", c=kind == "c"))
     base_cflags = ["-O2", "-fPIC", "-fvisibility=hidden", *include_flags, *spec.cflags]
     plan = _ninja.BuildPlan(
-        output=f"{spec.stem}.o" if spec.object_output else f"{spec.stem}.so",
+        output=f"obj/{spec.stem}.o" if spec.object_output else f"obj/{spec.stem}.so",
         cxx=cxx,
         python=sys.executable,
         compiles=compiles,
@@ -144,48 +155,154 @@ def _image_bytes(image: bytes | dict[str, bytes]) -> bytes:
     return image
 
 
-def _write_inputs(spec: Spec, plan: _ninja.BuildPlan, build_dir: Path, ninja_text: str) -> None:
+def _write_inputs(
+    spec: Spec, plan: _ninja.BuildPlan, dir_fd: int, build_dir: Path, ninja_text: str
+) -> None:
+    def write(relpath: str, data: bytes) -> None:
+        _cache.write_if_changed(dir_fd, build_dir, relpath, data)
+
+    if spec.inline_cpp is not None:
+        write("main.cpp", spec.inline_cpp.encode())
+    if spec.inline_cuda is not None:
+        write("cuda.cu", spec.inline_cuda.encode())
+    for name, image_file in plan.embeds:
+        write(image_file, _image_bytes(spec.embeds[name]))
+    write("build.ninja", ninja_text.encode())
+
+
+def _remove_tmp_outputs(plan: _ninja.BuildPlan, dir_fd: int) -> None:
     # A step killed earlier may have left "<output>.tmp"; it is never read, but tidy up.
     for output in plan.outputs():
-        tmp = build_dir / f"{output}.tmp"
-        if tmp.exists():
-            tmp.unlink()
-    if spec.inline_cpp is not None:
-        _cache.write_if_changed(build_dir / "main.cpp", spec.inline_cpp.encode())
-    if spec.inline_cuda is not None:
-        _cache.write_if_changed(build_dir / "cuda.cu", spec.inline_cuda.encode())
-    for name, image_file in plan.embeds:
-        _cache.write_if_changed(build_dir / image_file, _image_bytes(spec.embeds[name]))
-    _cache.write_if_changed(build_dir / "build.ninja", ninja_text.encode())
+        try:
+            with _cache.parent_of(dir_fd, f"{output}.tmp", create=False) as (fd, name):
+                os.unlink(name, dir_fd=fd)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+
+
+def _library_problem(dir_fd: int, relpath: str) -> str | None:
+    """Why the library at ``relpath`` under the directory cannot be loaded; None if it
+    can, "" when there is none. No symbolic link on the way is followed."""
+    from tvm_ffi._elf_check import file_kind, library_problem
+
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        with _cache.parent_of(dir_fd, relpath, create=False) as (parent, name):
+            fd = os.open(name, flags, dir_fd=parent)
+    except FileNotFoundError:
+        return ""
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW met a symbolic link
+            return "a symbolic link, never followed"
+        return f"cannot open it: {err.strerror}"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return f"not a regular file ({file_kind(st.st_mode)})"
+        if relpath.endswith(".o"):  # output="x.o": a relocatable object, never loaded here
+            return None if st.st_size > 0 else "an empty file"
+        return library_problem(fd, st)
+    finally:
+        os.close(fd)
+
+
+def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool) -> None:
+    _write_inputs(spec, plan, dir_fd, build_dir, ninja_text)
+    _build.run_ninja(
+        _toolchain.find_ninja(),
+        build_dir,
+        dir_fd=dir_fd,
+        name=spec.name,
+        verbose=verbose,
+        embeds=sorted(spec.embeds),
+    )
+
+
+@contextlib.contextmanager
+def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
+    """Build (or find in the cache) the library of ``spec``; the block gets its path.
+
+    With ``build_directory`` the directory's lock is held for the whole block, so that no
+    other process relinks the library between this build and the caller's load.
+    """
+    verbose = verbose_requested(verbose)
+    timeout = _cache.lock_timeout()  # a bad value is an error on every call, hit or not
+    root, root_fd = _cache.open_cache_root()
+    try:
+        plan, tools = _plan(spec, root)
+        ninja_text = _ninja.render(plan)
+        key = _key(spec, ninja_text, tools, root)
+        library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
+        if build_directory is None:
+            yield _cached(spec, plan, ninja_text, f"{spec.stem}_{key}",
+                          library, root, root_fd, timeout, verbose)  # fmt: skip
+            return
+    finally:
+        os.close(root_fd)
+    resolved, dir_fd = open_private_dir(
+        build_directory,
+        label="build_directory",
+        mode=0o755,
+        hint="choose a build_directory that you own",
+        shared_hint="choose a build_directory that only you can write",
+    )
+    build_dir = Path(resolved)
+    try:
+        with _cache.build_lock(dir_fd, build_dir, timeout):
+            _remove_tmp_outputs(plan, dir_fd)
+            _run(spec, plan, ninja_text, dir_fd, build_dir, verbose)
+            _cache.publish(dir_fd, plan.output, library, replace=True)
+            yield build_dir / library
+    finally:
+        os.close(dir_fd)
+
+
+def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verbose) -> Path:
+    entry_dir = root / entry
+    path = entry_dir / library
+    dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=False)
+    if dir_fd is not None and _library_problem(dir_fd, library) is None:
+        os.close(dir_fd)
+        if verbose:
+            sys.stderr.write(f"tvm_ffi.cpp: using cached {path}\n")
+        return path
+    if dir_fd is None:
+        dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
+    try:
+        with _cache.build_lock(dir_fd, entry_dir, timeout):
+            problem = _library_problem(dir_fd, library)
+            if problem is None:  # another process built it while we waited
+                return path
+            if problem:
+                warnings.warn(
+                    f"tvm_ffi.cpp: the cached library {path} is damaged ({problem}); rebuilding it",
+                    RuntimeWarning,
+                    stacklevel=6,  # the caller of load_inline/build_inline
+                )
+            _cache.clean_entry(dir_fd)  # a damaged library, leftovers of a killed build
+            _run(spec, plan, ninja_text, dir_fd, entry_dir, verbose)
+            problem = _library_problem(dir_fd, plan.output)
+            if problem:
+                raise RuntimeError(
+                    f"the link produced an unusable {entry_dir / plan.output}: {problem}"
+                )
+            _cache.publish(dir_fd, plan.output, library, replace=False)
+    finally:
+        os.close(dir_fd)
+    return path
 
 
 def build_library(spec: Spec, build_directory: str | os.PathLike | None, verbose: bool) -> Path:
     """Build (or find in the cache) the library of ``spec``; return its path."""
-    verbose = verbose_requested(verbose)
-    root = _cache.cache_root()
-    plan, tools = _plan(spec, root)
-    ninja_text = _ninja.render(plan)
-    key = _key(spec, ninja_text, tools, root)
-    if build_directory is None:
-        build_dir = root / f"{spec.stem}_{key}"
-        library = build_dir / plan.output
-        if library.exists():  # published last and atomically: present means complete
-            if verbose:
-                sys.stderr.write(f"tvm_ffi.cpp: using cached {library}\n")
-            return library
-        build_dir.mkdir(mode=0o700, exist_ok=True)
-    else:
-        build_dir = Path(build_directory).resolve()
-        build_dir.mkdir(parents=True, exist_ok=True)
-        library = build_dir / plan.output
-    with _cache.build_lock(build_dir):
-        if build_directory is None:
-            if library.exists():  # another process built it while we waited
-                return library
-            _cache.clean_entry(build_dir)  # leftovers of a killed build
-        _write_inputs(spec, plan, build_dir, ninja_text)
-        _build.run_ninja(_toolchain.find_ninja(), build_dir, name=spec.name, verbose=verbose)
-    return library
+    with _built(spec, build_directory, verbose) as path:
+        return path
+
+
+def build_and_load(spec: Spec, build_directory: str | os.PathLike | None, verbose: bool):
+    """Build (or find) the library of ``spec`` and load it; a build directory stays
+    locked until the library is loaded."""
+    with _built(spec, build_directory, verbose) as path:
+        return load_library(path)
 
 
 def load_library(path: Path):

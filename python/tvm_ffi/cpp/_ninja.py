@@ -2,8 +2,10 @@
 
 The graph: every source -> an object (``c++``, ``c++ -x c`` or ``nvcc``); with embedded
 images, one step that merges all objects and the images into a single object
-(``python -m tvm_ffi.utils.embed_cubin``); then the link of ``<name>.so``, or for an
-output ending in ``.o`` a relocatable link (``c++ -r``) into that one object.
+(``python -m tvm_ffi.utils.embed_cubin``); then the link of ``obj/<name>.so``, or for an
+output ending in ``.o`` a relocatable link (``c++ -r``) into ``obj/<name>.o``. Ninja never
+writes the file that is loaded or handed out: the builder publishes the linked file itself
+(see ``_cache.publish``), so a step outliving a killed builder cannot replace it.
 
 Every step writes ``$out.tmp`` and renames it onto ``$out`` only when the tool
 succeeded. Ninja decides what is up to date from file mtimes, so a compiler killed

@@ -50,7 +50,8 @@ def nvrtc_compile(
     ----------
     source:
         The CUDA C++ translation unit. Give kernels ``extern "C"`` linkage so that
-        their names in the image are the names you wrote.
+        their names in the image are the names you wrote. A ``str`` is encoded as UTF-8;
+        ``bytes`` go through as they are, except that a NUL or 0xFF byte is refused.
     name:
         The file name NVRTC reports in its diagnostics (``kernel.cu(3): error: ...``).
     arch:
@@ -72,7 +73,8 @@ def nvrtc_compile(
         The compilation failed; the message starts with NVRTC's first error line and
         ``.log`` holds the full log.
     ValueError
-        ``arch`` or ``output`` is not understood.
+        ``arch`` or ``output`` is not understood, or ``source`` holds a NUL or a 0xFF byte
+        (NVRTC would silently drop everything after it).
     RuntimeError
         ``arch`` is None and there is no CUDA device to take it from.
     ImportError
@@ -81,8 +83,7 @@ def nvrtc_compile(
     if output not in _OUTPUTS:
         raise ValueError(f"nvrtc_compile: output must be one of {_OUTPUTS} (got {output!r})")
     archs = _resolve_archs(arch, allow_many=output == "fatbin")
-    if isinstance(source, str):
-        source = source.encode()
+    source = _source_bytes(source)
     opts = ["--std=c++17"]
     opts += [f"-I{path}" for path in include_paths or ()]
     opts += [str(opt) for opt in extra_opts or ()]
@@ -190,6 +191,33 @@ def _import_nvrtc() -> Any:
             f"nvrtc_compile: the NVRTC library could not be loaded ({err}); {_INSTALL_HINT}"
         ) from err
     return nvrtc
+
+
+def _source_bytes(source: str | bytes) -> bytes:
+    """The source as NVRTC gets it. NVRTC reads it as a C string that ends at a NUL byte,
+    and takes a 0xFF byte for the end of the file: what follows either is silently
+    dropped, so both are refused. Every other byte goes through as it is."""
+    if isinstance(source, str):
+        try:
+            data = source.encode()
+        except UnicodeEncodeError as err:
+            raise ValueError(
+                f"nvrtc_compile: source holds {source[err.start]!r}, which has no UTF-8 encoding"
+            ) from None
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    else:
+        raise TypeError(f"nvrtc_compile: source must be str or bytes (got {type(source).__name__})")
+    for byte, name in ((0, "a NUL byte"), (0xFF, "a 0xFF byte")):
+        at = data.find(bytes([byte]))
+        if at >= 0:
+            line = data.count(b"\n", 0, at) + 1
+            column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+            raise ValueError(
+                f"nvrtc_compile: source holds {name} at line {line}, column {column}; NVRTC "
+                "would silently ignore everything from there on"
+            )
+    return data
 
 
 def _check(nvrtc: Any, result: Any, what: str) -> None:

@@ -174,9 +174,10 @@ def test_warm_load_inline_spawns_no_process(monkeypatch):
 def test_cache_dir_writable_by_others_is_refused(cache_dir):
     cache_dir.mkdir()
     cache_dir.chmod(0o777)
+    # No `chmod go-w` advice: for a directory others share (/tmp) that would break them.
     message = (
         f"refusing cache directory {cache_dir}: writable by group or others (mode 777); "
-        f"run `chmod go-w {cache_dir}` or set TVM_FFI_CACHE_DIR to a private directory"
+        "set TVM_FFI_CACHE_DIR to a private directory (e.g. TVM_FFI_CACHE_DIR=~/.cache/tvm-ffi)"
     )
     with pytest.raises(PermissionError) as info:
         cpp.build_inline("jit_refused", cpp_sources=PLAIN)

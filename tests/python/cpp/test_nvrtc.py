@@ -189,3 +189,38 @@ def test_missing_bindings_name_the_packages(monkeypatch):
 def test_import_is_lazy():
     assert "cuda" not in vars(nvrtc_mod)
     assert nvrtc_mod.__all__ == ["NVRTCError", "nvrtc_compile"]
+
+
+TWO_KERNELS = (
+    b'extern "C" __global__ void f(int* o) { *o = 1; }\n'
+    b"// %s\n"
+    b'extern "C" __global__ void g(int* o) { *o = 2; }\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("byte", "name"), [(b"\xff", "a 0xFF byte"), (b"\0", "a NUL byte")], ids=["0xff", "nul"]
+)
+def test_source_byte_that_would_end_it_is_refused(byte, name):
+    """Issue 9, item 11: NVRTC reads 0xFF as the end of the file (and stops at a NUL):
+    kernel g vanished from the image without a word."""
+    source = TWO_KERNELS % (b"caf" + byte)
+    with pytest.raises(ValueError) as info:
+        nvrtc_compile(source, arch="sm_80", output="ptx")
+    assert str(info.value) == (
+        f"nvrtc_compile: source holds {name} at line 2, column 7; NVRTC would silently "
+        "ignore everything from there on"
+    )
+
+
+def test_source_str_without_utf8_encoding_is_refused():
+    with pytest.raises(ValueError) as info:
+        nvrtc_compile("// \udcff\n", arch="sm_80")
+    assert str(info.value) == ("nvrtc_compile: source holds '\\udcff', which has no UTF-8 encoding")
+
+
+@needs_nvrtc
+def test_other_bytes_pass_through_intact():
+    """A Latin-1 comment (0xE9) is not UTF-8, but NVRTC reads past it: both kernels stay."""
+    ptx = nvrtc_compile(TWO_KERNELS % b"caf\xe9", arch="sm_80", output="ptx")
+    assert b".entry f" in ptx and b".entry g" in ptx

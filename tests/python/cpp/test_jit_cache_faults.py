@@ -1,0 +1,342 @@
+"""tvm_ffi.cpp cache under faults: damaged entries, killed builders, bad settings, long names.
+
+Each test guards one promise of docs/guides/jit.md ("Safety") and names it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tvm_ffi import cpp
+
+SOURCE = textwrap.dedent(
+    """
+    #include <tvm/ffi/function.h>
+    #ifndef ANSWER
+    #define ANSWER 42
+    #endif
+    int answer() { return ANSWER; }
+    TVM_FFI_DLL_EXPORT_TYPED_FUNC(answer, answer);
+    """
+)
+
+# A compiler that logs to $JIT_LOG; with $JIT_STALL it announces "stalled <pid>", waits
+# that long, then compiles a different library (ANSWER=666), as a step of a killed
+# builder that lived on would.
+STALLING_CXX = textwrap.dedent(
+    """\
+    #!/bin/sh
+    for arg in "$@"; do [ "$arg" = --version ] && exec c++ --version; done
+    echo "$$ $*" >> "$JIT_LOG"
+    case " $* " in *" -c "*)
+      if [ -n "$JIT_STALL" ]; then
+        echo "stalled $$" >> "$JIT_LOG"
+        sleep "$JIT_STALL"
+        exec c++ "$@" -DANSWER=666
+      fi;;
+    esac
+    exec c++ "$@"
+    """
+)
+
+LOAD = textwrap.dedent(
+    """
+    import sys
+    from tvm_ffi import cpp
+    print(cpp.load_inline("jit_damaged", cpp_sources=sys.argv[1]).answer())
+    """
+)
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    path = tmp_path / "cache"
+    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
+    monkeypatch.delenv("TVM_FFI_BUILD_LOCK_TIMEOUT", raising=False)
+    monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
+    return path
+
+
+@pytest.fixture
+def stalling_cxx(tmp_path, monkeypatch):
+    script = tmp_path / "bin" / "stalling-c++"
+    script.parent.mkdir()
+    script.write_text(STALLING_CXX)
+    script.chmod(0o755)
+    log = tmp_path / "compiler.log"
+    log.touch()
+    monkeypatch.setenv("CXX", str(script))
+    monkeypatch.setenv("JIT_LOG", str(log))
+    return log
+
+
+# ---------------------------------------------------------------- item 2: damaged entry
+
+
+@pytest.mark.parametrize("size", [0, 100, 1000, 24000])
+def test_truncated_cached_library_is_rebuilt_not_a_crash(size):
+    """A library cut short (a crash or a full disk mid-copy) once crashed dlopen with
+    SIGBUS, or failed every later load. Now the load checks it first: warned, rebuilt."""
+    path = Path(cpp.build_inline("jit_damaged", cpp_sources=SOURCE))
+    full_size = path.stat().st_size
+    assert full_size > 24000
+    os.truncate(path, size)
+    child = subprocess.run(
+        [sys.executable, "-c", LOAD, SOURCE], capture_output=True, text=True, timeout=300
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout == "42\n"
+    reason = (
+        "the file is empty"
+        if size == 0
+        else rf"truncated: the file has {size} bytes but its headers and segments need "
+        r"\d+ \(a write or copy was cut short\)"
+    )
+    warnings = [line for line in child.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warnings) == 1, child.stderr
+    expected = (
+        rf"<string>:4: RuntimeWarning: tvm_ffi.cpp: the cached library {re.escape(str(path))} "
+        rf"is damaged \({reason}\); rebuilding it"
+    )
+    assert re.fullmatch(expected, warnings[0]), warnings[0]
+    assert path.stat().st_size == full_size
+
+
+def test_published_library_is_synced_before_it_appears(monkeypatch):
+    """The library's data reaches the disk before its name does: fsync of the file,
+    then the link into place, then fsync of the directory."""
+    from tvm_ffi.cpp import _cache
+
+    events = []
+    real_fsync, real_link = os.fsync, os.link
+
+    def fsync(fd):
+        events.append(("fsync", Path(f"/proc/self/fd/{fd}").resolve().name))
+        return real_fsync(fd)
+
+    def link(src, dst, **kwargs):
+        events.append(("link", dst))
+        return real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(_cache.os, "fsync", fsync)
+    monkeypatch.setattr(_cache.os, "link", link)
+    path = Path(cpp.build_inline("jit_synced", cpp_sources=SOURCE))
+    published = events[events.index(("link", "jit_synced.so")) - 1 :]
+    assert published == [
+        ("fsync", "jit_synced.so"),  # obj/jit_synced.so, ninja's output
+        ("link", "jit_synced.so"),
+        ("fsync", path.parent.name),
+    ]
+
+
+def test_input_write_on_full_disk_names_the_file_and_leaves_no_temp(monkeypatch, cache_dir):
+    """A full disk while writing the sources: an OSError naming the file (os.write alone
+    names none), no temp file left, and no library."""
+    import errno
+
+    from tvm_ffi.cpp import _cache
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    cpp.build_inline("jit_no_space", cpp_sources=SOURCE)  # the compiler identity is on disk
+    monkeypatch.setattr(_cache.os, "write", full)
+    source = SOURCE.replace("42", "43")
+    with pytest.raises(OSError) as info:
+        cpp.build_inline("jit_no_space", cpp_sources=source)
+    (entry,) = [p for p in cache_dir.glob("jit_no_space_*") if not list(p.glob("*.so"))]
+    assert str(info.value) == f"[Errno 28] No space left on device: '{entry}/main.cpp'"
+    assert sorted(p.name for p in entry.iterdir()) == ["lock"]
+
+
+# ---------------------------------------------------------------- item 6: killed builder
+
+
+def _wait_for(predicate, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting for its parent is gone for our purpose
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _processes_in(directory: Path) -> list[int]:
+    """Processes whose working directory is ``directory`` (ninja and its steps)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if os.readlink(proc / "cwd") == str(directory):
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_killed_builder_ends_its_build_and_never_replaces_a_newer_library(
+    stalling_cxx, monkeypatch, cache_dir, sig
+):
+    """kill -9 (or SIGTERM) of a builder mid-build: its ninja and compiler end with it
+    (they once lived on), and a step that did live on could not replace the library a
+    new builder published, because ninja never writes the published name."""
+    monkeypatch.setenv("JIT_STALL", "600")
+    builder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from tvm_ffi import cpp; cpp.build_inline('jit_orphan', cpp_sources={SOURCE!r})",
+        ]
+    )
+    try:
+        _wait_for(lambda: "stalled " in stalling_cxx.read_text(), "the compiler to start")
+    finally:
+        builder.send_signal(sig)  # to the builder alone, not to its process group
+        builder.wait()
+    (stalled,) = [
+        int(line.split()[1])
+        for line in stalling_cxx.read_text().splitlines()
+        if line.startswith("stalled ")
+    ]
+    _wait_for(lambda: not _alive(stalled), "the killed builder's compiler to end")
+    (entry,) = cache_dir.glob("jit_orphan_*")
+    _wait_for(lambda: not _processes_in(entry), "the killed builder's ninja to end")
+
+    monkeypatch.delenv("JIT_STALL")
+    path = Path(cpp.build_inline("jit_orphan", cpp_sources=SOURCE))
+    published = path.read_bytes()
+    # What a link step outliving its builder does: rename its output onto ninja's target.
+    staged = entry / "obj" / "jit_orphan.so.tmp"
+    staged.write_bytes(b"\x7fELF from a step of the killed build")
+    os.rename(staged, entry / "obj" / "jit_orphan.so")
+    assert path.read_bytes() == published
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import tvm_ffi; print(tvm_ffi.load_module({str(path)!r}).answer())",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (child.returncode, child.stdout) == (0, "42\n"), child.stderr
+
+
+def test_interrupted_build_stops_ninja_and_its_steps(stalling_cxx, monkeypatch):
+    """Ctrl-C (KeyboardInterrupt) in the builder ends ninja's whole process group."""
+    import threading
+
+    from tvm_ffi.cpp import _build
+
+    monkeypatch.setenv("JIT_STALL", "600")
+    ninja = []
+
+    def press_ctrl_c():
+        _wait_for(lambda: "stalled " in stalling_cxx.read_text(), "the compiler to start")
+        ninja.extend(_build._running)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=press_ctrl_c)
+    thread.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cpp.build_inline("jit_interrupted", cpp_sources=SOURCE)
+    finally:
+        thread.join()
+    (stalled,) = [
+        int(line.split()[1])
+        for line in stalling_cxx.read_text().splitlines()
+        if line.startswith("stalled ")
+    ]
+    assert len(ninja) == 1
+    assert not _alive(ninja[0])
+    _wait_for(lambda: not _alive(stalled), "the compiler to end")
+    assert _build._running == set()
+
+
+EXIT_DURING_BUILD = textwrap.dedent(
+    """
+    import os, sys, threading, time
+    from tvm_ffi import cpp
+    threading.Thread(
+        target=cpp.build_inline, args=("jit_exiting",), kwargs={"cpp_sources": sys.argv[1]},
+        daemon=True,
+    ).start()
+    while "stalled " not in open(os.environ["JIT_LOG"]).read():
+        time.sleep(0.05)
+    """
+)
+
+
+def test_interpreter_exit_during_build_ends_ninja(stalling_cxx, monkeypatch, cache_dir):
+    """A build in a daemon thread when the interpreter exits: ninja and its steps end."""
+    monkeypatch.setenv("JIT_STALL", "600")
+    subprocess.run([sys.executable, "-c", EXIT_DURING_BUILD, SOURCE], check=True, timeout=300)
+    (stalled,) = [
+        int(line.split()[1])
+        for line in stalling_cxx.read_text().splitlines()
+        if line.startswith("stalled ")
+    ]
+    _wait_for(lambda: not _alive(stalled), "the compiler to end")
+    (entry,) = cache_dir.glob("jit_exiting_*")
+    _wait_for(lambda: not _processes_in(entry), "ninja to end")
+    assert not (entry / "jit_exiting.so").exists()
+
+
+# ---------------------------------------------------------------- item 7: lock timeout
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "-1", "soon", "NaN "])
+def test_lock_timeout_must_be_finite_and_not_negative(monkeypatch, value):
+    """A wait that can never end (nan, inf) or makes no sense is refused on every call."""
+    cpp.build_inline("jit_lock_value", cpp_sources=SOURCE)
+    monkeypatch.setenv("TVM_FFI_BUILD_LOCK_TIMEOUT", value)
+    message = (
+        "TVM_FFI_BUILD_LOCK_TIMEOUT must be a number of seconds, finite and >= 0 "
+        f"(got {value.strip()!r})"
+    )
+    with pytest.raises(ValueError) as info:
+        cpp.build_inline("jit_lock_value", cpp_sources=SOURCE)  # a warm hit, too
+    assert str(info.value) == message
+
+
+# ---------------------------------------------------------------- item 11: long names
+
+
+def test_long_module_name_is_hashed_into_the_file_names(tmp_path):
+    """A 300-character name once gave `OSError: File name too long`."""
+    from tvm_ffi.cpp._spec import file_stem
+
+    name = "m" + "x" * 299
+    stem = file_stem(name)
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    assert stem == f"{name[:40]}_{digest}"
+    mod = cpp.load_inline(name, cpp_sources=SOURCE)
+    assert mod.answer() == 42
+    path = Path(mod.path)
+    assert path.name == f"{stem}.so"
+    assert path.parent.name.startswith(f"{stem}_") and len(path.parent.name) == len(stem) + 33
+    build_dir = tmp_path / "build"
+    path = cpp.build_inline(name, cpp_sources=SOURCE, build_directory=build_dir)
+    assert path == str(build_dir / f"{stem}.so")
