@@ -119,14 +119,18 @@ struct DriverApi {
       TVM_FFI_THROW(RuntimeError) << "libcuda.so.1 has no cuGetProcAddress: the CUDA driver is "
                                   << "too old (CUDA 12.0 or newer is needed)";
     }
-    auto resolve = [&](const char* name, auto& slot) {
+    // `version` picks which ABI of a name the driver hands out: cuGetProcAddress returns the
+    // newest variant up to that version, and some names gained a parameter later (CUDA
+    // 12.5's cuStreamGetCtx_v2, 13.0's cuCtxGetDevice_v2) while the plain declarations we
+    // call through keep the old one. Those are asked for at 12.0.
+    auto resolve = [&](const char* name, auto& slot, int version = CUDA_VERSION) {
       void* fn = nullptr;
       CUresult r;
       if (get_v2 != nullptr) {
         CUdriverProcAddressQueryResult status;
-        r = get_v2(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+        r = get_v2(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
       } else {
-        r = get_v1(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT);
+        r = get_v1(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT);
       }
       slot = (r == CUDA_SUCCESS) ? reinterpret_cast<std::decay_t<decltype(slot)>>(fn) : nullptr;
     };
@@ -143,8 +147,8 @@ struct DriverApi {
     resolve("cuCtxSetCurrent", api.CtxSetCurrent);
     resolve("cuCtxPushCurrent", api.CtxPushCurrent);
     resolve("cuCtxPopCurrent", api.CtxPopCurrent);
-    resolve("cuCtxGetDevice", api.CtxGetDevice);
-    resolve("cuStreamGetCtx", api.StreamGetCtx);
+    resolve("cuCtxGetDevice", api.CtxGetDevice, 12000);
+    resolve("cuStreamGetCtx", api.StreamGetCtx, 12000);
     resolve("cuLibraryLoadData", api.LibraryLoadData);
     resolve("cuLibraryUnload", api.LibraryUnload);
     resolve("cuLibraryGetKernel", api.LibraryGetKernel);
