@@ -24,9 +24,11 @@
 #include <tvm/ffi/optional.h>
 #include <tvm/ffi/string.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,6 +125,9 @@ struct CharsResult {
       out->v_str = "";  // static storage: an empty result needs no allocation
       return;
     }
+    // No string reaches PTRDIFF_MAX bytes; saying so keeps GCC 12 at -O1 from warning
+    // (-Wstringop-overflow) about a size it imagines near SIZE_MAX.
+    if (TVM_FFI_UNLIKELY(v.size() >= static_cast<size_t>(PTRDIFF_MAX))) throw std::bad_alloc();
     char* dst = *cursor;
     std::memcpy(dst, v.data(), v.size());
     dst[v.size()] = '\0';
