@@ -136,6 +136,7 @@ PYBIND11_MODULE(_core, m) {
       [](int32_t device_type, int32_t device_id, uintptr_t stream) {
         tvm_ffi_py::RawStreamOverrides().push_back(
             {device_type, device_id, reinterpret_cast<void*>(stream)});
+        tvm_ffi_py::g_raw_stream_overrides.fetch_add(1, std::memory_order_relaxed);
       },
       py::arg("device_type"), py::arg("device_id"), py::arg("stream"),
       "Make calls on this thread see `stream` for the device until pop_raw_stream.");
@@ -145,6 +146,7 @@ PYBIND11_MODULE(_core, m) {
         auto& overrides = tvm_ffi_py::RawStreamOverrides();
         if (overrides.empty()) throw py::value_error("pop_raw_stream: no raw stream is set");
         overrides.pop_back();
+        tvm_ffi_py::g_raw_stream_overrides.fetch_sub(1, std::memory_order_relaxed);
       },
       "Undo the innermost push_raw_stream of this thread.");
   m.def(

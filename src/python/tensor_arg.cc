@@ -1,6 +1,7 @@
 // The slow half of argument conversion, reached once per Python type (classification) or
 // per call only for producers without the DLPack C exchange API; and the stream callback.
 #include <cstring>
+#include <atomic>
 #include <vector>
 
 #include "call_frame.h"
@@ -233,7 +234,12 @@ std::vector<RawStreamOverride>& RawStreamOverrides() {
   return overrides;
 }
 
+std::atomic<int> g_raw_stream_overrides{0};
+
 const RawStreamOverride* FindRawStreamOverride(int32_t device_type, int32_t device_id) {
+  // Every launch asks for its stream: without any use_raw_stream in the process, skip the
+  // thread-local lookup.
+  if (g_raw_stream_overrides.load(std::memory_order_relaxed) == 0) return nullptr;
   const std::vector<RawStreamOverride>& overrides = RawStreamOverrides();
   for (size_t i = overrides.size(); i-- > 0;) {
     if (overrides[i].device_type == device_type && overrides[i].device_id == device_id) {

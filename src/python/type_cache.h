@@ -8,6 +8,7 @@
 
 #include <Python.h>
 
+#include <atomic>
 #include <vector>
 
 #include "call_frame.h"
@@ -88,6 +89,9 @@ struct RawStreamOverride {
 
 /*! \brief This thread's overrides, innermost last. */
 std::vector<RawStreamOverride>& RawStreamOverrides();
+
+/*! \brief Overrides alive over all threads: lets the stream query skip the lookup at 0. */
+extern std::atomic<int> g_raw_stream_overrides;
 
 /*! \brief The innermost override for a device on this thread, or NULL. */
 const RawStreamOverride* FindRawStreamOverride(int32_t device_type, int32_t device_id);
