@@ -9,6 +9,7 @@
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/detail/any_convert.h>
+#include <tvm/ffi/detail/container_convert.h>
 #include <tvm/ffi/detail/env_state.h>
 #include <tvm/ffi/error.h>
 
