@@ -29,6 +29,10 @@ struct Cleanup {
 struct CallFrame {
   const FunctionObject* func;
   int position = 0;  // 1-based top-level argument being converted, for error messages
+  // The call's arguments: a tensor result that is one of them comes back as that object.
+  PyObject* const* py_args = nullptr;
+  const TVMFFIAny* packed = nullptr;
+  Py_ssize_t nargs = 0;
   // Exchange API of the first tensor argument that had one: its current_work_stream
   // answers the callee's stream query.
   const ExchangeApi* stream_api = nullptr;

@@ -293,6 +293,9 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   }
 
   CallFrame frame(self);
+  frame.py_args = args;
+  frame.packed = packed;
+  frame.nargs = nargs;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     frame.position = static_cast<int>(i + 1);
     if (ConvertArg(&frame, args[i], &packed[i], &tensors[i], 0) != 0) return nullptr;

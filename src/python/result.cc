@@ -107,6 +107,17 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
       return PyLong_FromVoidPtr(v.v_ptr);
     case kTVMFFIDLManagedTensor:
       return ManagedTensorToPython(frame, static_cast<DLManagedTensorVersioned*>(v.v_ptr));
+    case kTVMFFIDLTensorPtr:
+      // A borrowed argument returned (`Tensor f(Tensor x) { return x; }`): hand back the
+      // caller's own object. Only the pointers are compared; nothing is dereferenced.
+      for (Py_ssize_t i = 0; v.v_tensor != nullptr && i < frame.nargs; ++i) {
+        if (frame.packed[i].type_code == kTVMFFIDLTensorPtr &&
+            frame.packed[i].v_tensor == v.v_tensor) {
+          Py_INCREF(frame.py_args[i]);
+          return frame.py_args[i];
+        }
+      }
+      break;
     case kTVMFFIArray:
     case kTVMFFIMap: {
       const bool is_map = v.type_code == kTVMFFIMap;
@@ -154,11 +165,12 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
       return out;
     }
     default:
-      PyErr_Format(PyExc_RuntimeError,
-                   "%s() returned a value of type code %d, which has no Python equivalent",
-                   frame.func->name, static_cast<int>(v.type_code));
-      return nullptr;
+      break;
   }
+  PyErr_Format(PyExc_RuntimeError,
+               "%s() returned a value of type code %d, which has no Python equivalent",
+               frame.func->name, static_cast<int>(v.type_code));
+  return nullptr;
 }
 
 }  // namespace

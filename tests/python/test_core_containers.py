@@ -273,3 +273,32 @@ def test_device_parsing():
     assert str(tvm_ffi.device((2, 0))) == "cuda:0"
     with pytest.raises(ValueError, match=r"^device: cannot read 'gpu:0' as a device"):
         tvm_ffi.device("gpu:0")
+
+
+RETURNS_ARGUMENT = r"""
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+
+namespace ffi = tvm::ffi;
+
+// In-place wrappers often return their output argument.
+ffi::Tensor FillInPlace(ffi::Tensor out, double value) {
+  float* p = static_cast<float*>(out.data_ptr());
+  for (int64_t i = 0; i < out.numel(); ++i) p[i] = static_cast<float>(value);
+  return out;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(fill_in_place, FillInPlace);
+
+ffi::Tensor Second(ffi::Tensor a, ffi::Tensor b) { return a.numel() > 0 ? b : a; }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(second, Second);
+"""
+
+
+def test_returning_an_argument_tensor_gives_back_the_callers_object(build_library):
+    mod = tvm_ffi.load_module(build_library("returns_argument", RETURNS_ARGUMENT))
+    x = torch.empty(6)
+    assert mod.fill_in_place(x, 2.5) is x
+    torch.testing.assert_close(x, torch.full((6,), 2.5))
+    a, b = torch.zeros(2), np.zeros(3, dtype=np.float32)
+    assert mod.second(a, b) is b
+    assert mod.second(torch.zeros(0), b).numel() == 0

@@ -258,6 +258,8 @@ class Tensor {
   }
 
   bool defined() const noexcept { return control_ != nullptr || borrowed_ != nullptr; }
+  /*! \brief The caller's DLTensor when this is a borrowed argument, else NULL. */
+  const DLTensor* borrowed() const noexcept { return borrowed_; }
   /*! \brief Owners of the memory among Tensors (0 for undefined or borrowed tensors). */
   int use_count() const noexcept {
     return control_ ? control_->refs.load(std::memory_order_relaxed) : 0;

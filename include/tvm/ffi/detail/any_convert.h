@@ -324,6 +324,8 @@ struct TypeTraits<const DLTensor*> : TensorTraits<const DLTensor*> {};
 /*!
  * \brief An owning Tensor. As an argument it borrows the caller's tensor for the call; as a
  * result its memory goes to the caller (kTVMFFIDLManagedTensor), which becomes the owner.
+ * Returning a borrowed argument hands back its DLTensor (kTVMFFIDLTensorPtr): the caller
+ * recognises one of its own arguments and returns that object.
  */
 template <>
 struct TypeTraits<Tensor> : TensorTraits<Tensor> {
@@ -334,6 +336,11 @@ struct TypeTraits<Tensor> : TensorTraits<Tensor> {
     if (!v.defined()) {
       SetScalar(out, kTVMFFINone);
       out->v_int64 = 0;
+      return;
+    }
+    if (v.borrowed() != nullptr) {
+      SetScalar(out, kTVMFFIDLTensorPtr);
+      out->v_tensor = const_cast<DLTensor*>(v.borrowed());
       return;
     }
     SetScalar(out, kTVMFFIDLManagedTensor);
