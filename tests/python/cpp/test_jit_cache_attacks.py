@@ -71,12 +71,6 @@ VICTIM = textwrap.dedent(
 )
 
 
-@pytest.fixture(autouse=True)
-def _env(tmp_path, monkeypatch):
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TVM_FFI_BUILD_LOCK_TIMEOUT", raising=False)
-
-
 @pytest.fixture
 def evil_library(build_library, tmp_path):
     """(library path, marker path): the library writes the marker when loaded."""
