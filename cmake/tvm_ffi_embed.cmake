@@ -293,44 +293,36 @@ __asm__(
   set_property(TARGET ${target} APPEND PROPERTY TVM_FFI_EMBEDDED_CUBINS "${name}")
 endfunction()
 
-function(tvm_ffi_target_embed_cubin target)
-  set(fn tvm_ffi_target_embed_cubin)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME;CUBIN" "DEPENDS")
-
+# The checks and the embedding behind both spellings of "embed into a target", once <fn> has
+# parsed its own keywords with cmake_parse_arguments(... arg ...): reads the caller's arg_*
+# results; <name_kw> and <image_kw> are the keywords it spells (NAME and CUBIN, or SYMBOL and
+# BIN), so every message names what the user wrote.
+function(_tvm_ffi_embed_parsed_into_target fn target name_kw image_kw)
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
   _tvm_ffi_check_embed_target(${fn} "${target}")
-  foreach(required NAME CUBIN)
+  foreach(required ${name_kw} ${image_kw})
     if(NOT arg_${required})
       message(FATAL_ERROR "${fn}: ${required} is required")
     endif()
   endforeach()
-  _tvm_ffi_check_name(${fn} NAME "${arg_NAME}")
-  _tvm_ffi_check_embed_name(${fn} ${target} "${arg_NAME}")
-  _tvm_ffi_resolve_image(${fn} CUBIN cubin "${arg_CUBIN}")
+  set(name "${arg_${name_kw}}")
+  _tvm_ffi_check_name(${fn} ${name_kw} "${name}")
+  _tvm_ffi_check_embed_name(${fn} ${target} "${name}")
+  _tvm_ffi_resolve_image(${fn} ${image_kw} image "${arg_${image_kw}}")
   _tvm_ffi_check_cxx(${fn})
-  _tvm_ffi_embed_into_target(${fn} ${target} "${arg_NAME}" "${cubin}" ${arg_DEPENDS})
+  _tvm_ffi_embed_into_target(${fn} ${target} "${name}" "${image}" ${arg_DEPENDS})
+endfunction()
+
+function(tvm_ffi_target_embed_cubin target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME;CUBIN" "DEPENDS")
+  _tvm_ffi_embed_parsed_into_target(tvm_ffi_target_embed_cubin "${target}" NAME CUBIN)
 endfunction()
 
 # apache-tvm-ffi's name and keywords for the same job. BIN is typically
 # "$<TARGET_OBJECTS:kernels>" of an add_tvm_ffi_cubin/add_tvm_ffi_fatbin target.
 function(tvm_ffi_embed_bin_into target)
-  set(fn tvm_ffi_embed_bin_into)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "SYMBOL;BIN" "DEPENDS")
-
-  if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
-  endif()
-  _tvm_ffi_check_embed_target(${fn} "${target}")
-  foreach(required SYMBOL BIN)
-    if(NOT arg_${required})
-      message(FATAL_ERROR "${fn}: ${required} is required")
-    endif()
-  endforeach()
-  _tvm_ffi_check_name(${fn} SYMBOL "${arg_SYMBOL}")
-  _tvm_ffi_check_embed_name(${fn} ${target} "${arg_SYMBOL}")
-  _tvm_ffi_resolve_image(${fn} BIN bin "${arg_BIN}")
-  _tvm_ffi_check_cxx(${fn})
-  _tvm_ffi_embed_into_target(${fn} ${target} "${arg_SYMBOL}" "${bin}" ${arg_DEPENDS})
+  _tvm_ffi_embed_parsed_into_target(tvm_ffi_embed_bin_into "${target}" SYMBOL BIN)
 endfunction()

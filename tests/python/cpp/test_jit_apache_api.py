@@ -36,14 +36,6 @@ ADD_ONE_CPU = textwrap.dedent(
 PLAIN = 'extern "C" int plain_answer() { return 42; }\n'
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    path = tmp_path / "cache"
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
-    monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
-    return path
-
-
 def _cxx() -> str:
     cxx = shutil.which(os.environ.get("CXX", "c++"))
     if cxx is None:

@@ -12,11 +12,6 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def test_load_inline_cuda_on_the_current_stream():
     from apache_sources import ADD_ONE_CUDA
 

@@ -23,15 +23,6 @@ ADD = textwrap.dedent(
 )
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    """Every test gets a fresh, private cache."""
-    path = tmp_path / "cache"
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
-    monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
-    return path
-
-
 def test_load_inline_functions_list_exports_and_calls():
     mod = cpp.load_inline("jit_add", cpp_sources=ADD, functions=["add", "scale"])
     assert mod.add(40, 2) == 42

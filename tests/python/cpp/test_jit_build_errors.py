@@ -33,12 +33,8 @@ UNDEFINED = "int g(int);\nint f(int a) { return g(a); }\n"
 
 
 @pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    path = tmp_path / "cache"
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
+def one_cuda_arch(monkeypatch):
     monkeypatch.setenv("TVM_FFI_CUDA_ARCH_LIST", "9.0")
-    monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
-    return path
 
 
 def _entry(cache_dir: Path, name: str) -> Path:

@@ -48,27 +48,10 @@ FAKE_CXX = textwrap.dedent(
 )
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    path = tmp_path / "cache"
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
-    monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
-    monkeypatch.delenv("TVM_FFI_BUILD_LOCK_TIMEOUT", raising=False)
-    return path
-
-
 @pytest.fixture
-def fake_cxx(tmp_path, monkeypatch):
+def fake_cxx(install_cxx):
     """Install FAKE_CXX as $CXX; returns the log path (one line per compile or link)."""
-    script = tmp_path / "bin" / "fake-c++"
-    script.parent.mkdir()
-    script.write_text(FAKE_CXX)
-    script.chmod(0o755)
-    log = tmp_path / "compiler.log"
-    log.touch()
-    monkeypatch.setenv("CXX", str(script))
-    monkeypatch.setenv("JIT_LOG", str(log))
-    return log
+    return install_cxx("fake-c++", FAKE_CXX)
 
 
 def _compiles(log: Path) -> list[str]:

@@ -71,12 +71,6 @@ VICTIM = textwrap.dedent(
 )
 
 
-@pytest.fixture(autouse=True)
-def _env(tmp_path, monkeypatch):
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TVM_FFI_BUILD_LOCK_TIMEOUT", raising=False)
-
-
 @pytest.fixture
 def evil_library(build_library, tmp_path):
     """(library path, marker path): the library writes the marker when loaded."""
@@ -98,6 +92,17 @@ def _victim_env(base: Path, cache: Path, cxx: Path, log: Path, sleep: str) -> di
     env = dict(os.environ)
     env.update(TVM_FFI_CACHE_DIR=str(cache), CXX=str(cxx), JIT_LOG=str(log), JIT_SLEEP=sleep)
     return env
+
+
+def _run_victim(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """VICTIM (a cold load_inline of SOURCE) in its own process, under env."""
+    return subprocess.run(
+        [sys.executable, "-c", VICTIM.format(source=SOURCE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _slow_cxx(base: Path) -> tuple[Path, Path]:
@@ -148,13 +153,7 @@ def test_cache_swap_by_writer_of_parent_is_refused(world, evil_library):
         ["/bin/sh", "-c", attack], user=ATTACKER, group=ATTACKER, extra_groups=[]
     )
     try:
-        victim = subprocess.run(
-            [sys.executable, "-c", VICTIM.format(source=SOURCE)],
-            env=_victim_env(world, cache, cxx, log, "2"),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        victim = _run_victim(_victim_env(world, cache, cxx, log, "2"))
     finally:
         attacker.kill()
         attacker.wait()
@@ -189,13 +188,7 @@ def test_cache_link_planted_in_sticky_dir_is_refused(world, evil_library):
     subprocess.run(
         ["/bin/sh", "-c", plant], user=ATTACKER, group=ATTACKER, extra_groups=[], check=True
     )
-    victim = subprocess.run(
-        [sys.executable, "-c", VICTIM.format(source=SOURCE)],
-        env=_victim_env(world, sticky / "cache", cxx, log, "0"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    victim = _run_victim(_victim_env(world, sticky / "cache", cxx, log, "0"))
     assert victim.returncode == 0, victim.stderr
     assert victim.stdout == (
         f"refused: refusing cache directory {sticky}/theirs (reached from {sticky}/cache): "

@@ -58,26 +58,9 @@ LOAD = textwrap.dedent(
 )
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    path = tmp_path / "cache"
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
-    monkeypatch.delenv("TVM_FFI_BUILD_LOCK_TIMEOUT", raising=False)
-    monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
-    return path
-
-
 @pytest.fixture
-def stalling_cxx(tmp_path, monkeypatch):
-    script = tmp_path / "bin" / "stalling-c++"
-    script.parent.mkdir()
-    script.write_text(STALLING_CXX)
-    script.chmod(0o755)
-    log = tmp_path / "compiler.log"
-    log.touch()
-    monkeypatch.setenv("CXX", str(script))
-    monkeypatch.setenv("JIT_LOG", str(log))
-    return log
+def stalling_cxx(install_cxx):
+    return install_cxx("stalling-c++", STALLING_CXX)
 
 
 # ---------------------------------------------------------------- item 2: damaged entry

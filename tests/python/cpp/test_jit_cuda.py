@@ -48,11 +48,8 @@ EMBED_READER = textwrap.dedent(
 
 
 @pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    path = tmp_path / "cache"
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
+def one_cuda_arch(monkeypatch):
     monkeypatch.setenv("TVM_FFI_CUDA_ARCH_LIST", "9.0")  # one arch keeps nvcc fast
-    return path
 
 
 def test_cuda_sources_build_load_and_call():

@@ -60,3 +60,30 @@ def cxx():
         if shutil.which(name):
             return shutil.which(name)
     pytest.skip("needs a C++ compiler")
+
+
+# A TU that hands back the bytes embedded under `blob`, as one using TVM_FFI_EMBED_CUBIN(blob)
+# would see them.
+READER_SOURCE = r"""
+#include <cstddef>
+extern "C" __attribute__((visibility("hidden"))) const char __tvm_ffi__cubin_blob[];
+extern "C" __attribute__((visibility("hidden"))) const char __tvm_ffi__cubin_blob_end[];
+extern "C" const char* embedded_blob(size_t* size) {
+  *size = static_cast<size_t>(__tvm_ffi__cubin_blob_end - __tvm_ffi__cubin_blob);
+  return __tvm_ffi__cubin_blob;
+}
+"""
+
+
+@pytest.fixture
+def compile_reader(cxx):
+    """compile_reader(directory) -> directory/reader.o, READER_SOURCE compiled with -fPIC."""
+
+    def build(directory: Path) -> Path:
+        source = directory / "reader.cc"
+        source.write_text(READER_SOURCE)
+        obj = directory / "reader.o"
+        subprocess.run([cxx, "-fPIC", "-c", str(source), "-o", str(obj)], check=True)
+        return obj
+
+    return build

@@ -16,26 +16,6 @@ from tvm_ffi.utils import embed_cubins, embed_image, make_fatbin, validate_embed
 
 pytestmark = pytest.mark.usefixtures("binutils")
 
-# A library that hands back the bytes embedded under `blob`, as a TU using
-# TVM_FFI_EMBED_CUBIN(blob) would see them.
-READER_SOURCE = r"""
-#include <cstddef>
-extern "C" __attribute__((visibility("hidden"))) const char __tvm_ffi__cubin_blob[];
-extern "C" __attribute__((visibility("hidden"))) const char __tvm_ffi__cubin_blob_end[];
-extern "C" const char* embedded_blob(size_t* size) {
-  *size = static_cast<size_t>(__tvm_ffi__cubin_blob_end - __tvm_ffi__cubin_blob);
-  return __tvm_ffi__cubin_blob;
-}
-"""
-
-
-def _compile_reader(cxx: str, directory: Path) -> Path:
-    source = directory / "reader.cc"
-    source.write_text(READER_SOURCE)
-    obj = directory / "reader.o"
-    subprocess.run([cxx, "-fPIC", "-c", str(source), "-o", str(obj)], check=True)
-    return obj
-
 
 def _link(cxx: str, objects: list[Path], out: Path) -> Path:
     subprocess.run(
@@ -103,9 +83,9 @@ def test_symbols_and_sections(compile_kernel, tmp_path):
     assert ".note.GNU-stack" in sections
 
 
-def test_merge_localizes_and_library_reads_bytes(compile_kernel, cxx, tmp_path):
+def test_merge_localizes_and_library_reads_bytes(compile_reader, compile_kernel, cxx, tmp_path):
     cubin = compile_kernel("sm_90")
-    reader = _compile_reader(cxx, tmp_path)
+    reader = compile_reader(tmp_path)
     out = tmp_path / "merged.o"
     embed_image(out, cubin, "blob", input_obj=reader)
     symbols = _symbols(out)
@@ -118,7 +98,7 @@ def test_merge_localizes_and_library_reads_bytes(compile_kernel, cxx, tmp_path):
     assert _read_blob(lib) == cubin + b"\0"
 
 
-def test_two_libraries_same_name_side_by_side(compile_kernel, cxx, tmp_path):
+def test_two_libraries_same_name_side_by_side(compile_reader, compile_kernel, cxx, tmp_path):
     images = [compile_kernel("sm_80"), compile_kernel("sm_90")]
     assert images[0] != images[1]
     libs = []
@@ -126,17 +106,17 @@ def test_two_libraries_same_name_side_by_side(compile_kernel, cxx, tmp_path):
         folder = tmp_path / f"lib{i}"
         folder.mkdir()
         obj = folder / "merged.o"
-        embed_image(obj, image, "blob", input_obj=_compile_reader(cxx, folder))
+        embed_image(obj, image, "blob", input_obj=compile_reader(folder))
         libs.append(_link(cxx, [obj], folder / f"libsame{i}.so"))
     first, second = (_read_blob(lib) for lib in libs)
     assert first == images[0] + b"\0"
     assert second == images[1] + b"\0"
 
 
-def test_ptx_is_nul_terminated(compile_kernel, cxx, tmp_path):
+def test_ptx_is_nul_terminated(compile_reader, compile_kernel, cxx, tmp_path):
     ptx = compile_kernel("compute_90", ptx=True).rstrip(b"\0")
     obj = tmp_path / "ptx.o"
-    embed_image(obj, ptx, "blob", input_obj=_compile_reader(cxx, tmp_path))
+    embed_image(obj, ptx, "blob", input_obj=compile_reader(tmp_path))
     data = _read_blob(_link(cxx, [obj], tmp_path / "libptx.so"))
     assert data == ptx + b"\0"
 
@@ -212,9 +192,9 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_cli(compile_kernel, cxx, tmp_path):
+def test_cli(compile_reader, compile_kernel, cxx, tmp_path):
     (tmp_path / "k.cubin").write_bytes(compile_kernel("sm_80"))
-    reader = _compile_reader(cxx, tmp_path)
+    reader = compile_reader(tmp_path)
     proc = _cli(
         "--output-obj",
         "out.o",
@@ -242,7 +222,7 @@ def test_cli_errors(tmp_path):
     assert proc.stderr.startswith("embed_cubin: error: embedded CUBIN name must be a C identifier")
 
 
-def test_guide_manual_objcopy_route(compile_kernel, cxx, tmp_path):
+def test_guide_manual_objcopy_route(compile_reader, compile_kernel, cxx, tmp_path):
     """The guide's `ld -r -b binary` + objcopy steps give symbols TVM_FFI_EMBED_CUBIN finds."""
     cubin = compile_kernel("sm_75")
     (tmp_path / "kernel.cubin").write_bytes(cubin)
@@ -265,6 +245,6 @@ def test_guide_manual_objcopy_route(compile_kernel, cxx, tmp_path):
         cwd=tmp_path,
         check=True,
     )
-    reader = _compile_reader(cxx, tmp_path)
+    reader = compile_reader(tmp_path)
     lib = _link(cxx, [reader, tmp_path / "kernel_data.o"], tmp_path / "libguide.so")
     assert _read_blob(lib)[: len(cubin)] == cubin

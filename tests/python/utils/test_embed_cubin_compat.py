@@ -18,16 +18,6 @@ from tvm_ffi.utils.embed_cubin import embed_cubin
 
 pytestmark = pytest.mark.usefixtures("binutils")
 
-READER = r"""
-#include <cstddef>
-extern "C" __attribute__((visibility("hidden"))) const char __tvm_ffi__cubin_blob[];
-extern "C" __attribute__((visibility("hidden"))) const char __tvm_ffi__cubin_blob_end[];
-extern "C" const char* embedded_blob(size_t* size) {
-  *size = static_cast<size_t>(__tvm_ffi__cubin_blob_end - __tvm_ffi__cubin_blob);
-  return __tvm_ffi__cubin_blob;
-}
-"""
-
 # What TVM_FFI_EMBED_CUBIN(k_end) references: the image k_end and its end marker.
 USES_K_END = r"""
 extern "C" const char __tvm_ffi__cubin_k_end[];
@@ -62,8 +52,8 @@ def _nm(obj: Path) -> str:
 
 
 @pytest.fixture
-def reader(cxx, tmp_path) -> Path:
-    return _compile(cxx, READER, tmp_path, "reader")
+def reader(compile_reader, tmp_path) -> Path:
+    return compile_reader(tmp_path)
 
 
 def test_apache_signature_with_keywords_and_paths(compile_kernel, cxx, reader, tmp_path):
