@@ -61,6 +61,9 @@ struct CallFrame {
   }
 };
 
+/*! \brief The builtin exception for an error kind ("ValueError", ...); unknown: RuntimeError. */
+PyObject* ExceptionForKind(const char* kind);
+
 /*!
  * \brief Turn a finished call into its Python result: the converted value, or the raised
  *        exception. Releases result->owner either way.

@@ -10,30 +10,6 @@ namespace {
 
 constexpr int kMaxResultDepth = 64;
 
-// The builtin exception for an error kind; unknown kinds are RuntimeError.
-PyObject* ExceptionForKind(const char* kind) {
-  struct Entry {
-    const char* kind;
-    PyObject** type;
-  };
-  static const Entry kTable[] = {
-      {"RuntimeError", &PyExc_RuntimeError},
-      {"ValueError", &PyExc_ValueError},
-      {"TypeError", &PyExc_TypeError},
-      {"IndexError", &PyExc_IndexError},
-      {"KeyError", &PyExc_KeyError},
-      {"AttributeError", &PyExc_AttributeError},
-      {"NotImplementedError", &PyExc_NotImplementedError},
-      {"MemoryError", &PyExc_MemoryError},
-  };
-  if (kind != nullptr) {
-    for (const Entry& e : kTable) {
-      if (std::strcmp(kind, e.kind) == 0) return *e.type;
-    }
-  }
-  return PyExc_RuntimeError;
-}
-
 void AddNote(PyObject* exc, PyObject* note) {
 #if PY_VERSION_HEX >= 0x030B0000
   PyObject* rc = PyObject_CallMethod(exc, "add_note", "O", note);
@@ -174,6 +150,30 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
 }
 
 }  // namespace
+
+// The builtin exception for an error kind; unknown kinds are RuntimeError.
+PyObject* ExceptionForKind(const char* kind) {
+  struct Entry {
+    const char* kind;
+    PyObject** type;
+  };
+  static const Entry kTable[] = {
+      {"RuntimeError", &PyExc_RuntimeError},
+      {"ValueError", &PyExc_ValueError},
+      {"TypeError", &PyExc_TypeError},
+      {"IndexError", &PyExc_IndexError},
+      {"KeyError", &PyExc_KeyError},
+      {"AttributeError", &PyExc_AttributeError},
+      {"NotImplementedError", &PyExc_NotImplementedError},
+      {"MemoryError", &PyExc_MemoryError},
+  };
+  if (kind != nullptr) {
+    for (const Entry& e : kTable) {
+      if (std::strcmp(kind, e.kind) == 0) return *e.type;
+    }
+  }
+  return PyExc_RuntimeError;
+}
 
 PyObject* FinishCall(const CallFrame& frame, int rc, TVMFFIResult* result) {
   PyObject* out = nullptr;

@@ -3,9 +3,12 @@
 // the holder used when no framework tensor was among the arguments.
 #include "tensor_result.h"
 
+#include <tvm/ffi/detail/append.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "call_frame.h"
 #include "function.h"
@@ -16,19 +19,10 @@ namespace {
 
 // ---- allocation --------------------------------------------------------------------------
 
-PyObject* ExceptionForKindName(const char* kind) {
-  if (kind != nullptr) {
-    if (std::strcmp(kind, "MemoryError") == 0) return PyExc_MemoryError;
-    if (std::strcmp(kind, "ValueError") == 0) return PyExc_ValueError;
-    if (std::strcmp(kind, "TypeError") == 0) return PyExc_TypeError;
-  }
-  return PyExc_RuntimeError;
-}
-
 // DLPackManagedTensorAllocator's error callback: the producer's reason becomes the exception.
 void SetAllocError(void* error_ctx, const char* kind, const char* message) {
   auto* frame = static_cast<CallFrame*>(error_ctx);
-  PyErr_SetString(ExceptionForKindName(kind), message != nullptr ? message : "allocation failed");
+  PyErr_SetString(ExceptionForKind(kind), message != nullptr ? message : "allocation failed");
   frame->alloc_error = true;
 }
 
@@ -217,20 +211,17 @@ PyObject* TensorShape(PyObject* self, void*) {
 }
 
 PyObject* TensorDType(PyObject* self, void*) {
-  const DLDataType& dt = reinterpret_cast<TensorObject*>(self)->managed->dl_tensor.dtype;
-  static const char* kNames[] = {"int", "uint", "float", "handle", "bfloat", "complex", "bool"};
-  if (dt.code == kDLBool) return PyUnicode_FromString("bool");
-  const char* base = dt.code < 7 ? kNames[dt.code] : "dtype";
-  if (dt.lanes != 1) return PyUnicode_FromFormat("%s%dx%d", base, dt.bits, dt.lanes);
-  return PyUnicode_FromFormat("%s%d", base, dt.bits);
+  const DLTensor& t = reinterpret_cast<TensorObject*>(self)->managed->dl_tensor;
+  std::string text;  // the names the C++ side prints: "float32", "bfloat16", "float16x2"
+  tvm::ffi::detail::AppendDType(text, t.dtype);
+  return PyUnicode_FromStringAndSize(text.data(), static_cast<Py_ssize_t>(text.size()));
 }
 
 PyObject* TensorDevice(PyObject* self, void*) {
-  const DLDevice& d = reinterpret_cast<TensorObject*>(self)->managed->dl_tensor.device;
-  const char* name = d.device_type == kDLCPU    ? "cpu"
-                     : d.device_type == kDLCUDA ? "cuda"
-                                                : "device";
-  return PyUnicode_FromFormat("%s:%d", name, static_cast<int>(d.device_id));
+  const DLTensor& t = reinterpret_cast<TensorObject*>(self)->managed->dl_tensor;
+  std::string text;  // "cpu:0", "cuda:1", ...
+  tvm::ffi::detail::AppendDevice(text, t.device);
+  return PyUnicode_FromStringAndSize(text.data(), static_cast<Py_ssize_t>(text.size()));
 }
 
 PyObject* TensorDataPtr(PyObject* self, void*) {
