@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import _arch, _build, _cache, _ninja, _toolchain
+from . import _arch, _build, _cache, _cuda, _ninja, _toolchain
 from ._private_dir import open_private_dir
 from ._spec import Spec
 
@@ -54,6 +54,23 @@ def _header_fingerprint(include_dir: Path) -> str:
     return hasher.hexdigest()
 
 
+def _cuda_install(spec: Spec, root: Path | None) -> _cuda.CudaInstall | None:
+    """The CUDA a build uses, asked for only what its sources need: nvcc and cudart for
+    CUDA sources; the headers alone for C++ that launches embedded images (the launcher
+    opens the driver itself) or includes a CUDA header; nothing, not even a search,
+    for plain C++."""
+    if spec.has_cuda_sources:
+        return _cuda.find_cuda(nvcc=True, cudart=True, cache_root=root)
+    if spec.embeds:
+        return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
+    if _cuda.includes_cuda_header(spec.inline_cpp, spec.files, spec.file_kinds):
+        try:
+            return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
+        except RuntimeError:
+            return None  # a CUDA header it truly needs fails the compile, naming the file
+    return None
+
+
 def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
     """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build.
 
@@ -65,13 +82,13 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     ldflags = list(spec.ldflags)
     nvcc = None
     gencode: list[str] = []
-    if spec.uses_cuda:
-        home = _toolchain.find_cuda_home()
-        includes.append(str(home / "include"))
-        lib_dir = _toolchain.cuda_lib_dir(home)
-        ldflags += [f"-L{lib_dir}", "-lcudart", f"-Wl,-rpath,{lib_dir}"]
-    if spec.has_cuda_sources:
-        nvcc = str(_toolchain.find_cuda_tool("nvcc"))
+    install = _cuda_install(spec, root)
+    if install is not None:
+        includes += [str(path) for path in install.include_dirs]
+        if install.cudart is not None:
+            ldflags += install.link_flags()
+    if install is not None and install.nvcc is not None:
+        nvcc = str(install.nvcc)
         tools.append(("nvcc", nvcc))
         gencode = _arch.gencode_flags(_arch.target_archs(root))
     includes += spec.include_paths
@@ -230,6 +247,9 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     root, root_fd = _cache.open_cache_root()
     try:
         plan, tools = _plan(spec, root)
+        install = _cuda_install(spec, root) if verbose else None  # cached: no new search
+        if install is not None:
+            sys.stderr.write(f"tvm_ffi.cpp: using {install.describe()}\n")
         ninja_text = _ninja.render(plan)
         key = _key(spec, ninja_text, tools, root)
         library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"

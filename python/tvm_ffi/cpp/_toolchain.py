@@ -11,11 +11,9 @@ spawns a compiler.
 from __future__ import annotations
 
 import functools
-import glob
 import hashlib
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -24,56 +22,9 @@ from ._cache import replace_atomically
 __all__ = ["find_cuda_home", "find_cuda_tool", "find_cxx", "find_ninja", "tool_identity"]
 
 
-def _is_cuda_home(path: Path) -> bool:
-    # Both parts are needed: a build compiles with bin/nvcc and includes include/.
-    return (path / "bin" / "nvcc").is_file() and (path / "include" / "cuda_runtime.h").is_file()
-
-
-def _version_key(path: str) -> tuple[int, ...]:
-    # /usr/local/cuda-12.10 is newer than /usr/local/cuda-12.9: compare numbers, not text.
-    return tuple(int(part) for part in re.findall(r"\d+", os.path.basename(path)))
-
-
-@functools.cache
-def _find_cuda_home(env_home: str | None, env_path: str | None, search_path: str | None) -> Path:
-    tried: list[str] = []
-    for var, value in (("CUDA_HOME", env_home), ("CUDA_PATH", env_path)):
-        if value:
-            # A variable the user set on purpose must not be silently replaced by another
-            # toolkit found elsewhere.
-            if not _is_cuda_home(Path(value)):
-                raise RuntimeError(
-                    f"{var}={value} is not a CUDA toolkit (expected bin/nvcc and "
-                    "include/cuda_runtime.h under it)"
-                )
-            return Path(value)
-    nvcc = shutil.which("nvcc", path=search_path)
-    if nvcc:
-        # Try the path as found (a symlink farm like /usr/bin/nvcc -> toolkit) and the
-        # resolved one; a wrapper script (/usr/local/bin/nvcc) fails both and we go on.
-        for candidate in (Path(nvcc).parent.parent, Path(os.path.realpath(nvcc)).parent.parent):
-            tried.append(f"nvcc on PATH ({candidate})")
-            if _is_cuda_home(candidate):
-                return candidate
-    else:
-        tried.append("nvcc on PATH (not found)")
-    versioned = sorted(glob.glob("/usr/local/cuda-*"), key=_version_key, reverse=True)
-    for candidate in ["/usr/local/cuda", "/opt/cuda", *versioned]:
-        tried.append(candidate)
-        if _is_cuda_home(Path(candidate)):
-            return Path(candidate)
-    raise RuntimeError(
-        "CUDA toolkit not found; set CUDA_HOME to its root. Tried: CUDA_HOME (unset), "
-        "CUDA_PATH (unset), " + ", ".join(tried)
-    )
-
-
 def find_cuda_home() -> Path:
-    """Return the CUDA toolkit root.
-
-    Looks at ``CUDA_HOME``, then ``CUDA_PATH``, then ``nvcc`` on ``PATH``, then
-    ``/usr/local/cuda``, ``/opt/cuda`` and ``/usr/local/cuda-*`` (newest first). A
-    directory counts when it has ``bin/nvcc`` and ``include/cuda_runtime.h``.
+    """Return the root of the CUDA toolkit that has nvcc (see :mod:`._cuda` for the search:
+    ``CUDA_HOME``, ``CUDA_PATH``, ``nvcc`` on ``PATH``, cuda-pathfinder, ``/usr/local/cuda``...).
 
     Raises
     ------
@@ -81,25 +32,19 @@ def find_cuda_home() -> Path:
         Nothing was found (the message lists every place tried), or ``CUDA_HOME`` /
         ``CUDA_PATH`` is set to something that is not a toolkit.
     """
-    env = os.environ
-    return _find_cuda_home(env.get("CUDA_HOME"), env.get("CUDA_PATH"), env.get("PATH"))
+    from ._cuda import find_cuda
+
+    install = find_cuda(nvcc=True, cudart=False)
+    assert install.nvcc is not None
+    return install.nvcc.parent.parent
 
 
 def find_cuda_tool(name: str) -> Path:
-    """Return ``<cuda home>/bin/<name>`` (e.g. ``nvcc``, ``fatbinary``); RuntimeError if absent."""
-    home = find_cuda_home()
-    tool = home / "bin" / name
-    if not tool.is_file():
-        raise RuntimeError(f"CUDA tool {name!r} not found: tried {tool}")
-    return tool
+    """Return the CUDA tool ``name`` (``nvcc``, ``fatbinary``...) of the toolkit that has
+    nvcc; RuntimeError if absent."""
+    from ._cuda import find_cuda_binary
 
-
-def cuda_lib_dir(home: Path) -> Path:
-    """The directory holding libcudart.so (lib64 on Linux installs, lib in some others)."""
-    for sub in ("lib64", "lib", os.path.join("targets", "x86_64-linux", "lib")):
-        if (home / sub).is_dir():
-            return home / sub
-    return home / "lib64"
+    return find_cuda_binary(name)
 
 
 @functools.cache

@@ -62,7 +62,10 @@ def nvrtc_compile(
     extra_opts:
         More NVRTC options, passed after the defaults (``--std=c++17`` and the arch).
     include_paths:
-        Directories searched by ``#include``; each becomes ``-I<dir>``.
+        Directories searched by ``#include``; each becomes ``-I<dir>``. They come before
+        the CUDA headers, which are always searched (the ``include/`` of the CUDA that
+        :func:`tvm_ffi.cpp.load_inline` would use, and its ``include/cccl`` on CUDA 13), so
+        ``<cuda_fp16.h>`` and ``<cuda_bf16.h>`` need no option.
     output:
         ``"cubin"`` (default), ``"ptx"`` (NUL-terminated, as the CUDA driver expects it) or
         ``"fatbin"``.
@@ -86,25 +89,27 @@ def nvrtc_compile(
     source = _source_bytes(source)
     opts = ["--std=c++17"]
     opts += [f"-I{path}" for path in include_paths or ()]
+    cuda_dirs, cuda_note = _cuda_include_dirs()
+    opts += [f"-I{path}" for path in cuda_dirs]
     opts += [str(opt) for opt in extra_opts or ()]
     nvrtc = _import_nvrtc()
 
     if output == "cubin":
-        return _compile_one(nvrtc, source, name, f"-arch=sm_{archs[0]}", opts, "cubin")
+        return _compile_one(nvrtc, source, name, f"-arch=sm_{archs[0]}", opts, "cubin", cuda_note)
     if output == "ptx":
-        return _compile_one(nvrtc, source, name, f"-arch=compute_{archs[0]}", opts, "ptx")
+        return _compile_one(nvrtc, source, name, f"-arch=compute_{archs[0]}", opts, "ptx", cuda_note)
 
     from tvm_ffi.utils.embed_cubin import make_fatbin
 
     images: dict[str, bytes] = {}
     for number in archs:
         images[f"sm_{number}"] = _compile_one(
-            nvrtc, source, name, f"-arch=sm_{number}", opts, "cubin"
+            nvrtc, source, name, f"-arch=sm_{number}", opts, "cubin", cuda_note
         )
     # PTX of the highest arch lets GPUs newer than every listed one JIT the kernel.
     highest = max(archs, key=_arch_sort_key)
     images[f"compute_{highest}"] = _compile_one(
-        nvrtc, source, name, f"-arch=compute_{highest}", opts, "ptx"
+        nvrtc, source, name, f"-arch=compute_{highest}", opts, "ptx", cuda_note
     )
     return make_fatbin(images)
 
@@ -229,8 +234,28 @@ def _result_name(result: Any) -> str:
     return getattr(result, "name", str(result))
 
 
+def _cuda_include_dirs() -> tuple[list[str], str]:
+    """The CUDA headers' directories for ``-I``, and a note for a failure when there are
+    none (NVRTC itself ships no ``cuda_fp16.h``; a source that includes nothing compiles
+    without them)."""
+    from tvm_ffi.cpp._cuda import find_cuda
+
+    try:
+        install = find_cuda(nvcc=False, cudart=False)
+    except RuntimeError as err:
+        return [], f"\n(the CUDA headers were not added: {err})"
+    dirs = [*install.include_dirs, *([install.cccl_dir] if install.cccl_dir else [])]
+    return [str(path) for path in dirs], ""
+
+
 def _compile_one(
-    nvrtc: Any, source: bytes, name: str, arch_opt: str, opts: list[str], kind: str
+    nvrtc: Any,
+    source: bytes,
+    name: str,
+    arch_opt: str,
+    opts: list[str],
+    kind: str,
+    note: str = "",
 ) -> bytes:
     options = [arch_opt, *opts]
     err, prog = nvrtc.nvrtcCreateProgram(source, name.encode(), 0, [], [])
@@ -239,7 +264,8 @@ def _compile_one(
         (result,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
         if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             log = _program_log(nvrtc, prog)
-            raise NVRTCError(_failure_message(result, log, name, options), log, options)
+            message = _failure_message(result, log, name, options) + note
+            raise NVRTCError(message, log, options)
         get_size, get = (
             (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
             if kind == "cubin"

@@ -1,14 +1,16 @@
-"""``make_fatbin``: pack per-architecture CUBIN/PTX images into one fatbin with CUDA's
-``fatbinary``, checking that each image is what its key says."""
+"""``make_fatbin``: pack per-architecture CUBIN/PTX images into one fatbin, checking that
+each image is what its key says. The packing is done by NVIDIA's nvFatbin library
+(``cuda.bindings.nvfatbin``, ``pip install nvidia-nvfatbin``) when it loads, else by the
+CUDA toolkit's ``fatbinary`` program."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
+from typing import Any
 from pathlib import Path
 
 from ._image import check_image, image_archs
@@ -21,6 +23,7 @@ _ARCH_HELD = re.compile(r"(?:sm|compute)_(\d+[af]?)\Z")
 
 
 def _fatbinary() -> str:
+    tried = []
     try:
         from tvm_ffi.cpp._toolchain import find_cuda_tool
     except ImportError:
@@ -28,16 +31,48 @@ def _fatbinary() -> str:
     if find_cuda_tool is not None:
         try:
             return str(find_cuda_tool("fatbinary"))
-        except RuntimeError:
-            pass
-    for home in filter(None, [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]):
-        tool = Path(home) / "bin" / "fatbinary"
-        if tool.is_file():
-            return str(tool)
+        except RuntimeError as err:
+            tried.append(str(err))
     found = shutil.which("fatbinary")
     if found:
         return found
-    raise RuntimeError("CUDA's 'fatbinary' tool was not found; set CUDA_HOME to the toolkit root")
+    tried.append("'fatbinary' on PATH")
+    raise RuntimeError(
+        "making a fatbin needs NVIDIA's nvFatbin library (pip install cuda-bindings "
+        "nvidia-nvfatbin) or CUDA's 'fatbinary' program; found neither. Tried: "
+        + "; ".join(tried)
+    )
+
+
+def _nvfatbin() -> Any:
+    """``cuda.bindings.nvfatbin`` when it and its library load, else None."""
+    try:
+        from cuda.bindings import nvfatbin
+    except ImportError:
+        return None
+    try:
+        nvfatbin.version()  # the bindings load libnvfatbin lazily: do it now
+    except Exception:  # the library is not installed: use the fatbinary program
+        return None
+    return nvfatbin
+
+
+def _pack_nvfatbin(nvfatbin: Any, specs: list[tuple[str, str, bytes]]) -> bytes:
+    handle = nvfatbin.create([], 0)
+    try:
+        for i, (kind, sm, data) in enumerate(specs):
+            if kind == "elf":
+                nvfatbin.add_cubin(handle, data, len(data), sm, f"image{i}")
+            else:  # nvFatbin reads PTX as a C string: exactly one terminating NUL
+                text = data.split(b"\0", 1)[0] + b"\0"
+                nvfatbin.add_ptx(handle, text, len(text), sm, f"image{i}", "")
+        buffer = bytearray(nvfatbin.size(handle))
+        nvfatbin.get(handle, buffer)
+    except Exception as err:
+        raise RuntimeError(f"nvFatbin could not make the fatbin: {err}") from err
+    finally:
+        nvfatbin.destroy(handle)
+    return bytes(buffer)
 
 
 def _check_arch(key: str, wanted: str, kind: str, data: bytes) -> None:
@@ -83,6 +118,9 @@ def make_fatbin(images: Mapping[str, ImageSource]) -> bytes:
             raise ValueError(f"image {key!r} is already a fatbin; pass cubin or PTX images")
         _check_arch(key, m.group(2) + m.group(3), kind, data)
         specs.append(("elf" if kind == "cubin" else "ptx", m.group(2) + m.group(3), data))
+    nvfatbin = _nvfatbin()
+    if nvfatbin is not None:
+        return _pack_nvfatbin(nvfatbin, specs)
     with tempfile.TemporaryDirectory(prefix="tvm_ffi_fatbin_") as tmp:
         cmd = [_fatbinary(), f"--create={tmp}/out.fatbin", "-64"]
         for i, (kind, sm, data) in enumerate(specs):

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tvm_ffi import _cuda_driver
-from tvm_ffi.cpp import _arch, _toolchain
+from tvm_ffi.cpp import _arch, _cuda, _toolchain
 from tvm_ffi.cpp._arch import Arch
 
 
@@ -18,7 +18,7 @@ def fresh_discovery(monkeypatch):
     for var in ("CUDA_HOME", "CUDA_PATH", "TVM_FFI_CUDA_ARCH_LIST"):
         monkeypatch.delenv(var, raising=False)
     yield
-    for func in vars(_toolchain).values():
+    for func in [*vars(_toolchain).values(), *vars(_cuda).values()]:
         if isinstance(func, functools._lru_cache_wrapper):
             func.cache_clear()
 
@@ -47,8 +47,12 @@ def test_cuda_path_env(tmp_path, monkeypatch):
 
 def test_bad_cuda_home_is_an_error_not_a_fallback(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_HOME", str(tmp_path))
-    with pytest.raises(RuntimeError, match=rf"^CUDA_HOME={tmp_path} is not a CUDA toolkit"):
+    with pytest.raises(RuntimeError) as info:
         _toolchain.find_cuda_home()
+    assert str(info.value) == (
+        f"CUDA_HOME={tmp_path} is not a usable CUDA toolkit (no bin/nvcc, no "
+        "include/cuda_runtime.h); this build needs nvcc, the CUDA headers"
+    )
 
 
 def test_nvcc_on_path_through_a_symlink_farm(tmp_path, monkeypatch):
@@ -60,23 +64,6 @@ def test_nvcc_on_path_through_a_symlink_farm(tmp_path, monkeypatch):
     assert _toolchain.find_cuda_home() == home
 
 
-def test_missing_cuda_lists_what_was_tried(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(_toolchain, "_is_cuda_home", lambda path: False)
-    with pytest.raises(RuntimeError) as info:
-        _toolchain.find_cuda_home()
-    message = str(info.value)
-    assert message.startswith("CUDA toolkit not found; set CUDA_HOME to its root. Tried: ")
-    for place in (
-        "CUDA_HOME (unset)",
-        "CUDA_PATH (unset)",
-        "nvcc on PATH (not found)",
-        "/usr/local/cuda",
-        "/opt/cuda",
-    ):
-        assert place in message
-
-
 def test_missing_cuda_tool(tmp_path, monkeypatch):
     home = _fake_toolkit(tmp_path / "cuda")
     monkeypatch.setenv("CUDA_HOME", str(home))
@@ -86,7 +73,7 @@ def test_missing_cuda_tool(tmp_path, monkeypatch):
 
 def test_versioned_toolkits_sort_by_number():
     paths = ["/usr/local/cuda-12.9", "/usr/local/cuda-12.10", "/usr/local/cuda-11.8"]
-    assert sorted(paths, key=_toolchain._version_key, reverse=True)[0] == "/usr/local/cuda-12.10"
+    assert sorted(paths, key=_cuda._version_key, reverse=True)[0] == "/usr/local/cuda-12.10"
 
 
 def test_cxx_from_env(tmp_path, monkeypatch):
