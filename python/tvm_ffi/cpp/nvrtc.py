@@ -97,7 +97,9 @@ def nvrtc_compile(
     if output == "cubin":
         return _compile_one(nvrtc, source, name, f"-arch=sm_{archs[0]}", opts, "cubin", cuda_note)
     if output == "ptx":
-        return _compile_one(nvrtc, source, name, f"-arch=compute_{archs[0]}", opts, "ptx", cuda_note)
+        return _compile_one(
+            nvrtc, source, name, f"-arch=compute_{archs[0]}", opts, "ptx", cuda_note
+        )
 
     from tvm_ffi.utils.embed_cubin import make_fatbin
 

@@ -10,8 +10,8 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from ._image import check_image, image_archs
 from ._sources import ImageSource, read_image, recognise
@@ -39,8 +39,7 @@ def _fatbinary() -> str:
     tried.append("'fatbinary' on PATH")
     raise RuntimeError(
         "making a fatbin needs NVIDIA's nvFatbin library (pip install cuda-bindings "
-        "nvidia-nvfatbin) or CUDA's 'fatbinary' program; found neither. Tried: "
-        + "; ".join(tried)
+        "nvidia-nvfatbin) or CUDA's 'fatbinary' program; found neither. Tried: " + "; ".join(tried)
     )
 
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import sys
-from pathlib import Path
 
 import pytest
 
+from tvm_ffi.cpp import _cuda
 from tvm_ffi.cpp import nvrtc as nvrtc_mod
 from tvm_ffi.cpp.nvrtc import NVRTCError, nvrtc_compile
+from tvm_ffi.utils import _fatbin
 from tvm_ffi.utils._image import image_archs
 
 
@@ -83,11 +82,26 @@ def test_ptx_keeps_the_arch_suffix():
     assert b".target sm_90a" in ptx
 
 
+def _fatbinary_found() -> bool:
+    try:
+        _fatbin._fatbinary()
+    except RuntimeError:
+        return False
+    return True
+
+
 @needs_nvrtc
-def test_fatbin_holds_each_arch_and_ptx_of_the_highest():
-    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    if shutil.which("fatbinary") is None and not Path(cuda_home, "bin", "fatbinary").is_file():
-        pytest.skip("CUDA's fatbinary tool not found (set CUDA_HOME)")
+@pytest.mark.parametrize("packer", ["nvfatbin", "fatbinary"])
+def test_fatbin_holds_each_arch_and_ptx_of_the_highest(packer, monkeypatch):
+    if packer == "nvfatbin":
+        if _fatbin._nvfatbin() is None:
+            pytest.skip("nvFatbin not loadable (pip install nvidia-nvfatbin)")
+        # nvFatbin packs in this process: no fatbinary program is run.
+        monkeypatch.setattr(_fatbin, "_fatbinary", lambda: pytest.fail("ran fatbinary"))
+    else:
+        if not _fatbinary_found():
+            pytest.skip("CUDA's fatbinary tool not found (set CUDA_HOME)")
+        monkeypatch.setattr(_fatbin, "_nvfatbin", lambda: None)
     image = nvrtc_compile(
         KERNEL, arch=["sm_80", (9, 0), "90a"], extra_opts=["-DVALUE=1"], output="fatbin"
     )
@@ -224,3 +238,57 @@ def test_other_bytes_pass_through_intact():
     """A Latin-1 comment (0xE9) is not UTF-8, but NVRTC reads past it: both kernels stay."""
     ptx = nvrtc_compile(TWO_KERNELS % b"caf\xe9", arch="sm_80", output="ptx")
     assert b".entry f" in ptx and b".entry g" in ptx
+
+
+HALF_KERNEL = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void halves(__half* h, __nv_bfloat16* b) {
+  *h = __float2half(1.5f);
+  *b = __float2bfloat16(2.5f);
+}
+"""
+
+
+def _cuda_headers() -> bool:
+    try:
+        _cuda.find_cuda(nvcc=False, cudart=False)
+    except RuntimeError:
+        return False
+    return True
+
+
+@needs_nvrtc
+@pytest.mark.skipif(not _cuda_headers(), reason="needs the CUDA headers")
+def test_cuda_fp16_and_bf16_need_no_include_paths():
+    ptx = nvrtc_compile(HALF_KERNEL, arch="sm_90", output="ptx")
+    assert b".entry halves(" in ptx
+
+
+@needs_nvrtc
+@pytest.mark.skipif(not _cuda_headers(), reason="needs the CUDA headers")
+def test_the_cuda_headers_come_after_the_callers_include_paths(tmp_path):
+    (tmp_path / "cuda_fp16.h").write_text("#define MINE 31337\n")
+    source = '#include <cuda_fp16.h>\nextern "C" __global__ void f(int* o) { *o = MINE; }\n'
+    ptx = nvrtc_compile(source, arch="sm_90", include_paths=[str(tmp_path)], output="ptx")
+    assert b"31337" in ptx
+    with pytest.raises(NVRTCError) as info:
+        nvrtc_compile(source, arch="sm_90")
+    install = _cuda.find_cuda(nvcc=False, cudart=False)
+    assert info.value.options[-1] == f"-I{install.cccl_dir or install.include_dirs[-1]}"
+
+
+@needs_nvrtc
+def test_without_cuda_headers_the_failure_says_why(monkeypatch):
+    def absent(**kwargs):
+        raise RuntimeError("CUDA not found: (places)")
+
+    monkeypatch.setattr(_cuda, "find_cuda", absent)
+    with pytest.raises(NVRTCError) as info:
+        nvrtc_compile(HALF_KERNEL, name="halves.cu", arch="sm_90")
+    message = str(info.value)
+    assert message.startswith(
+        'halves.cu(2): catastrophic error: could not open source file "cuda_fp16.h" '
+        "(no directories in search list)\n"
+    )
+    assert message.endswith("\n(the CUDA headers were not added: CUDA not found: (places))")
