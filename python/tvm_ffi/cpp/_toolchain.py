@@ -1,4 +1,4 @@
-"""Find the tools a JIT build runs: the C++ compiler, CUDA (nvcc, headers, cudart), ninja.
+"""Find the tools a JIT build runs: the C++ compiler, ninja, and (through ``_cuda``) CUDA.
 
 Everything is looked up lazily, on the first build that needs it, and cached per
 process keyed by the environment variables it depends on (so a test or a user who

@@ -240,6 +240,42 @@ def test_headers_only_cuda_home_builds_a_launcher_wrapper(tmp_path, monkeypatch)
     )
 
 
+@needs_cuda
+def test_runtime_call_in_a_launcher_wrapper_says_cudart_is_not_linked():
+    source = WRAPPER + "void sync() { cudaDeviceSynchronize(); }\n"
+    with pytest.raises(cpp.BuildError) as info:
+        cpp.build_inline("wrapper_sync", cpp_sources=source, embed_cubin={"kernels": PTX})
+    assert str(info.value).splitlines()[0] == (
+        # (the objects are merged with the image first: the linker names no source)
+        "undefined symbol cudaDeviceSynchronize: a CUDA runtime "
+        "function; only modules with cuda_sources link cudart: move the code there, or link "
+        "it yourself (extra_ldflags=['-L<dir of libcudart.so>', '-lcudart'])"
+    )
+    lib_dir = REAL.cudart.parent
+    linked = cpp.build_inline(
+        "wrapper_sync", cpp_sources=source, embed_cubin={"kernels": PTX},
+        extra_ldflags=[f"-L{lib_dir}", "-lcudart"],
+    )  # fmt: skip
+    dynamic = subprocess.run(["readelf", "-d", linked], capture_output=True, text=True).stdout
+    assert "Shared library: [libcudart.so" in dynamic
+
+
+def test_fatbin_without_nvfatbin_or_fatbinary_names_both(tmp_path, monkeypatch):
+    from tvm_ffi.utils import _fatbin
+    from tvm_ffi.utils.embed_cubin import make_fatbin
+
+    _hide_everything(tmp_path, monkeypatch)
+    monkeypatch.setitem(sys.modules, "cuda.pathfinder", None)
+    monkeypatch.setattr(_fatbin, "_nvfatbin", lambda: None)
+    with pytest.raises(RuntimeError) as info:
+        make_fatbin({"sm_90": PTX})
+    assert str(info.value).startswith(
+        "making a fatbin needs NVIDIA's nvFatbin library (pip install cuda-bindings "
+        "nvidia-nvfatbin) or CUDA's 'fatbinary' program; found neither. Tried: CUDA not found: "
+    )
+    assert str(info.value).endswith(f"{tmp_path}/cuda-* (none); 'fatbinary' on PATH")
+
+
 def test_plain_cpp_never_looks_for_cuda(monkeypatch):
     def refuse(**kwargs):
         raise AssertionError("a C++ module looked for CUDA")
