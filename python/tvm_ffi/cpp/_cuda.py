@@ -174,6 +174,13 @@ def _from_pathfinder(nvcc: bool, cudart: bool) -> tuple[CudaInstall | None, str]
         import cuda.pathfinder as pathfinder
     except ImportError:
         return None, "cuda-pathfinder (not installed: pip install cuda-pathfinder)"
+    try:
+        return _ask_pathfinder(pathfinder, nvcc, cudart)
+    except Exception as err:  # an old version, or its probe failing: go on searching
+        return None, f"cuda-pathfinder (failed: {type(err).__name__}: {err})"
+
+
+def _ask_pathfinder(pathfinder, nvcc: bool, cudart: bool) -> tuple[CudaInstall | None, str]:
     where = (
         f"cuda-pathfinder (pip wheels under {', '.join(_site_dirs())}; conda: "
         f"{os.environ.get('CONDA_PREFIX') or 'CONDA_PREFIX unset'}; the toolkit of the "

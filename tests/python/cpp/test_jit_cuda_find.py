@@ -355,6 +355,22 @@ def test_missing_cuda_names_what_pathfinder_searched(tmp_path, monkeypatch):
     )
 
 
+def test_a_failing_pathfinder_is_reported_and_passed_over(tmp_path, monkeypatch):
+    pathfinder = pytest.importorskip("cuda.pathfinder")
+    _hide_everything(tmp_path, monkeypatch)
+
+    def broken(name):
+        raise OSError("probe failed")
+
+    monkeypatch.setattr(pathfinder, "find_nvidia_binary_utility", broken)
+    with pytest.raises(RuntimeError) as info:
+        _cuda.find_cuda(nvcc=True, cudart=False)
+    assert str(info.value).endswith(
+        "nvcc on PATH (not found), cuda-pathfinder (failed: OSError: probe failed), "
+        f"{tmp_path}/none (absent), {tmp_path}/cuda-* (none)"
+    )
+
+
 @needs_cuda
 def test_what_pathfinder_found_is_remembered_in_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no nvcc on PATH: cuda-pathfinder is asked
