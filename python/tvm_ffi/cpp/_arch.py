@@ -87,11 +87,12 @@ def parse_arch_list(text: str, *, source: str = _ENV) -> list[Arch]:
         if match is None or int(match.group(1)) == 0:
             raise ValueError(f"{source}: cannot parse {token!r} (expected {GRAMMAR})")
         sass = not body.startswith("compute_")
+        ptx = ptx or not sass  # compute_90 is PTX
         key = (int(match.group(1)), int(match.group(2)), match.group(3))
         seen = archs.get(key)
         if seen is not None:
             ptx, sass = ptx or seen.ptx, sass or seen.sass
-        archs[key] = Arch(*key, ptx=ptx or not sass, sass=sass)
+        archs[key] = Arch(*key, ptx=ptx, sass=sass)
     if not archs:
         raise ValueError(f"{source}: no architecture given (got {text!r})")
     return list(archs.values())

@@ -155,7 +155,9 @@ def _arch_text(arch: Any) -> str:
             return text
         except ValueError:
             pass
-    raise ValueError(f"nvrtc_compile: arch must be {GRAMMAR}, or (9, 0) (got {arch!r})")
+    raise ValueError(
+        f"nvrtc_compile: cannot parse arch {arch!r} (expected {GRAMMAR}; or 90, or (9, 0))"
+    )
 
 
 def _number(arch: Arch) -> str:
