@@ -183,3 +183,24 @@ def test_other_platforms_get_a_clear_error(api, tmp_path, monkeypatch):
         match=rf"^{api}: tvm_ffi.cpp builds libraries on Linux only \(this platform is 'darwin'\)$",
     ):
         func("elsewhere", **kwargs)
+
+
+def test_no_fcntl_still_imports_and_says_why():
+    # Where the build machinery cannot even be imported (no fcntl: Windows), importing
+    # tvm_ffi.cpp works and a build gets the platform message, not an ImportError.
+    script = (
+        "import sys\n"
+        "sys.modules['fcntl'] = None\n"
+        "sys.platform = 'win32'\n"
+        "from tvm_ffi import cpp\n"
+        "try:\n"
+        "    cpp.load_inline('x', cpp_sources='int f();')\n"
+        "except RuntimeError as err:\n"
+        "    print(err)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert out == (
+        "load_inline: tvm_ffi.cpp builds libraries on Linux only (this platform is 'win32')\n"
+    )
