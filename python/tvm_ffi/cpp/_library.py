@@ -323,7 +323,7 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
                 warnings.warn(
                     f"tvm_ffi.cpp: the cached library {path} is damaged ({problem}); rebuilding it",
                     RuntimeWarning,
-                    stacklevel=6,  # the caller of load_inline/build_inline
+                    stacklevel=7,  # the caller of load_inline/build_inline
                 )
             _cache.clean_entry(dir_fd)  # a damaged library, leftovers of a killed build
             _run(spec, plan, ninja_text, dir_fd, entry_dir, verbose, why)
