@@ -249,10 +249,9 @@ def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, wh
 
 def _what(spec: Spec) -> str:
     """The sources of ``spec``, for the log."""
-    parts = [label for label, text in (("C++", spec.inline_cpp), ("CUDA", spec.inline_cuda))
-             if text is not None]  # fmt: skip
-    if parts:
-        parts = [" and ".join(parts) + " source strings"]
+    kinds = (("C++", spec.inline_cpp), ("CUDA", spec.inline_cuda))
+    inline = [label for label, text in kinds if text is not None]
+    parts = [" and ".join(inline) + " source strings"] if inline else []
     parts += [str(path) for path in spec.files]
     if spec.embeds:
         parts.append("embedded " + ", ".join(sorted(spec.embeds)))
