@@ -24,10 +24,10 @@ Functions = Union[str, Sequence[str], Mapping[str, Union[str, None]], None]
 EmbedCubin = Union[Mapping[str, _spec.EmbedValue], None]
 PathLike = Union[str, "os.PathLike[str]"]
 Files = Union[PathLike, Sequence[PathLike], None]
-Arch = Union[str, Sequence[str], None]
+Archs = Union[str, Sequence[str], None]
 
 
-def _arch_choice(api: str, arch: Arch, cuda_cflags: list[str]) -> list | None:
+def _arch_choice(api: str, arch: Archs, cuda_cflags: list[str]) -> list | None:
     archs = _arch.arch_argument(api, arch)
     flag = _arch.user_arch_flag(cuda_cflags)
     if archs is not None and flag is not None:
@@ -62,7 +62,7 @@ def _inline_spec(
     embed_cubin: EmbedCubin,
     backend: str | None,
     output: Path | None = None,
-    arch: Arch = None,
+    arch: Archs = None,
 ) -> _spec.Spec:
     _spec.check_module_name(api, name)
     _spec.check_backend(api, backend)
@@ -108,7 +108,7 @@ def _file_spec(
     embed_cubin: EmbedCubin,
     backend: str | None,
     output: Path | None = None,
-    arch: Arch = None,
+    arch: Archs = None,
 ) -> _spec.Spec:
     _spec.check_module_name(api, name)
     _spec.check_backend(api, backend)
@@ -189,7 +189,7 @@ def build_inline(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
-    arch: Arch = None,
+    arch: Archs = None,
     backend: str | None = None,
     output: PathLike | None = None,
     verbose: bool = False,
@@ -223,7 +223,7 @@ def load_inline(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
-    arch: Arch = None,
+    arch: Archs = None,
     keep_module_alive: bool = True,
     backend: str | None = None,
     verbose: bool = False,
@@ -308,7 +308,7 @@ def build(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
-    arch: Arch = None,
+    arch: Archs = None,
     backend: str | None = None,
     output: PathLike | None = None,
     verbose: bool = False,
@@ -343,7 +343,7 @@ def load(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
-    arch: Arch = None,
+    arch: Archs = None,
     keep_module_alive: bool = True,
     backend: str | None = None,
     verbose: bool = False,
