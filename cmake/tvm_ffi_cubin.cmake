@@ -60,8 +60,8 @@ endfunction()
 # Sets <out_var> to the ARCH entries as nvcc names them (native, sm_90a, compute_90),
 # without duplicates, or fails naming <fn>. One grammar with the Python side
 # (TVM_FFI_CUDA_ARCH_LIST): "9.0", "90", "sm_90" are the same real architecture; a, f
-# suffixes are kept; "+PTX" adds the PTX of that architecture; a string may hold a
-# list separated by commas or spaces.
+# suffixes are kept; "+PTX" (any case) adds the PTX of that architecture; a string may
+# hold a list separated by semicolons, commas or spaces.
 function(_tvm_ffi_parse_archs fn out_var)
   set(archs "")
   string(REPLACE "," ";" entries "${ARGN}")
@@ -72,7 +72,7 @@ function(_tvm_ffi_parse_archs fn out_var)
     endif()
     set(ptx FALSE)
     set(arch "${entry}")
-    if(arch MATCHES "^(.+)\\+PTX$")
+    if(arch MATCHES "^(.+)\\+[Pp][Tt][Xx]$")
       set(arch "${CMAKE_MATCH_1}")
       set(ptx TRUE)
     endif()

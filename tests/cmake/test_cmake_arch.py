@@ -39,6 +39,11 @@ CASES = {
     "comma-string": ('ARCH "8.0,9.0+PTX"', _gencode("sm_80", "sm_90", "compute_90")),
     "space-string": ('ARCH "80 90a"', _gencode("sm_80", "sm_90a")),
     "same-twice": ("ARCH 9.0 sm_90 90", "--cubin -arch=sm_90"),
+    "semicolon-string": ('ARCH "8.0;9.0a"', _gencode("sm_80", "sm_90a")),
+    "number-a-ptx": ("ARCH 90a+PTX", _gencode("sm_90a", "compute_90a")),
+    "lower-ptx": ("ARCH sm_90+ptx", _gencode("sm_90", "compute_90")),
+    "compute-ptx": ("ARCH compute_90+PTX", _gencode("compute_90")),
+    "family-list": ('ARCH "10.0f, 12.0a"', _gencode("sm_100f", "sm_120a")),
     # No ARCH: CMAKE_CUDA_ARCHITECTURES in CMake's meaning ("90" is machine code + PTX).
     "cmake-plain": ("CMAKE 90", _gencode("sm_90", "compute_90")),
     "cmake-real": ("CMAKE 90-real", "--cubin -arch=sm_90"),

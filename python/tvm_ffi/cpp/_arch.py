@@ -1,7 +1,8 @@
 """Choose the GPU architectures nvcc compiles ``cuda_sources`` for.
 
-Order: ``TVM_FFI_CUDA_ARCH_LIST`` if set; else the compute capabilities of the visible
-GPUs; else :data:`DEFAULT_ARCH_LIST`.
+Order: an architecture flag in ``extra_cuda_cflags``; else ``arch=``; else
+``TVM_FFI_CUDA_ARCH_LIST`` if set; else the compute capabilities of the visible GPUs;
+else :data:`DEFAULT_ARCH_LIST`.
 
 Asking the driver means ``cuInit``: tens of milliseconds, which would dominate a process
 that only loads cached modules. So a build remembers the answer in
@@ -18,7 +19,16 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["DEFAULT_ARCH_LIST", "Arch", "gencode_flags", "parse_arch_list", "target_archs"]
+__all__ = [
+    "DEFAULT_ARCH_LIST",
+    "Arch",
+    "arch_argument",
+    "choose",
+    "gencode_flags",
+    "parse_arch_list",
+    "target_archs",
+    "user_arch_flag",
+]
 
 #: Used when no GPU is visible and the variable is unset. SASS for Turing (7.5),
 #: Ampere and Ada (8.0 runs on 8.6/8.7/8.9), Hopper (9.0), plus compute_90 PTX that the
@@ -32,26 +42,41 @@ _PACKED = re.compile(r"^(?:sm_|compute_)?(\d+)(\d)([af]?)$")
 
 
 class Arch(NamedTuple):
-    """One target: compute capability ``major.minor``, suffix ``""``/``"a"``/``"f"``, PTX too?"""
+    """One target: compute capability ``major.minor``, suffix ``""``/``"a"``/``"f"``, and
+    what to build for it: machine code (``sass``, the default) and/or PTX (``ptx``)."""
 
     major: int
     minor: int
     suffix: str = ""
     ptx: bool = False
+    sass: bool = True
 
     def __str__(self) -> str:
+        number = f"{self.major}{self.minor}{self.suffix}"
+        if not self.sass:  # PTX only: nvcc's name for it
+            return f"compute_{number}"
         return f"{self.major}.{self.minor}{self.suffix}" + ("+PTX" if self.ptx else "")
 
 
+#: The spellings every architecture argument accepts (for error messages).
+GRAMMAR = "9.0, 90, sm_90, compute_90, 9.0a, sm_90a, 10.0f, each optionally +PTX"
+
+
 def parse_arch_list(text: str, *, source: str = _ENV) -> list[Arch]:
-    """Parse ``"8.0;9.0a"``, ``"8.0 9.0+PTX"``, ``"sm_90"``, ``"90"`` (``;``, ``,`` or spaces).
+    """Parse a list of architectures; entries are separated by ``;``, ``,`` or spaces.
+
+    One grammar for ``TVM_FFI_CUDA_ARCH_LIST``, ``arch=`` of the JIT functions and of
+    ``nvrtc_compile``, and CMake's ``ARCH``: ``9.0``, ``90`` and ``sm_90`` name the
+    machine code of compute capability 9.0; ``compute_90`` its PTX only; ``a``/``f``
+    suffixes (``9.0a``, ``sm_90a``, ``10.0f``) the arch- and family-specific targets;
+    ``+PTX`` adds the PTX of that entry. Two entries for one target are merged.
 
     Raises
     ------
     ValueError
         An entry is not understood or the list is empty; the message names ``source``.
     """
-    archs: list[Arch] = []
+    archs: dict[tuple[int, int, str], Arch] = {}
     for token in re.split(r"[;,\s]+", text.strip()):
         if not token:
             continue
@@ -59,17 +84,18 @@ def parse_arch_list(text: str, *, source: str = _ENV) -> list[Arch]:
         if body.lower().endswith("+ptx"):
             body, ptx = body[:-4], True
         match = _DOTTED.match(body) or _PACKED.match(body)
-        if match is None:
-            raise ValueError(
-                f"{source}: cannot parse {token!r} (expected entries like "
-                "8.0, 9.0a, 9.0+PTX, sm_90 or 90)"
-            )
-        arch = Arch(int(match.group(1)), int(match.group(2)), match.group(3), ptx)
-        if arch not in archs:
-            archs.append(arch)
+        if match is None or int(match.group(1)) == 0:
+            raise ValueError(f"{source}: cannot parse {token!r} (expected {GRAMMAR})")
+        sass = not body.startswith("compute_")
+        ptx = ptx or not sass  # compute_90 is PTX
+        key = (int(match.group(1)), int(match.group(2)), match.group(3))
+        seen = archs.get(key)
+        if seen is not None:
+            ptx, sass = ptx or seen.ptx, sass or seen.sass
+        archs[key] = Arch(*key, ptx=ptx, sass=sass)
     if not archs:
         raise ValueError(f"{source}: no architecture given (got {text!r})")
-    return archs
+    return list(archs.values())
 
 
 _ARCH_CACHE_FILE = "gpu_archs.json"
@@ -141,21 +167,72 @@ def target_archs(cache_root: Path | None = None) -> list[Arch]:
     With ``cache_root`` (the build cache's root, already checked to be private), the
     detected GPUs are remembered there across processes.
     """
+    return target_archs_and_origin(cache_root)[0]
+
+
+def target_archs_and_origin(cache_root: Path | None = None) -> tuple[list[Arch], str]:
+    """:func:`target_archs`, and where they came from (for the log)."""
     text = os.environ.get(_ENV, "").strip()
     if text:
-        return parse_arch_list(text)
+        return parse_arch_list(text), _ENV
     caps = sorted(set(detected_capabilities(cache_root)))
     if caps:
-        return [Arch(major, minor) for major, minor in caps]
-    return parse_arch_list(DEFAULT_ARCH_LIST, source="DEFAULT_ARCH_LIST")
+        return [Arch(major, minor) for major, minor in caps], "the visible GPUs"
+    default = parse_arch_list(DEFAULT_ARCH_LIST, source="DEFAULT_ARCH_LIST")
+    return default, "the default list (no GPU visible)"
+
+
+# nvcc options that choose architectures, alone ("-arch", "sm_90") or with "=".
+_ARCH_OPTIONS = ("-gencode", "--generate-code", "-arch", "--gpu-architecture")
+
+
+def user_arch_flag(flags: list[str]) -> str | None:
+    """The first flag in ``flags`` that chooses nvcc's architectures, None if none does."""
+    for flag in flags:
+        for option in _ARCH_OPTIONS:
+            if flag == option or flag.startswith(option + "="):
+                return flag
+    return None
+
+
+def arch_argument(api: str, value: object) -> list[Arch] | None:
+    """Check ``arch=`` of the JIT functions: None, a str in the grammar of
+    :func:`parse_arch_list`, or a list of such str."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return parse_arch_list(value, source=f"{api}: arch")
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return parse_arch_list(";".join(value), source=f"{api}: arch")
+    raise TypeError(f"{api}: arch must be a str or a list of str (got {value!r:.80})")
+
+
+def choose(
+    requested: list[Arch] | None, cuda_cflags: list[str], cache_root: Path | None
+) -> tuple[list[str], str]:
+    """The ``-gencode`` flags of a build, and a line for the log saying which and why.
+
+    An architecture flag of the user's own in ``cuda_cflags`` replaces ours (as in
+    torch), so a ``-gencode ... sm_90a`` is not built for sm_75 as well; ``arch=``
+    comes next, then :func:`target_archs`.
+    """
+    flag = user_arch_flag(cuda_cflags)
+    if flag is not None:
+        return [], f"those of extra_cuda_cflags ({flag})"
+    if requested is not None:
+        archs, origin = requested, "arch="
+    else:
+        archs, origin = target_archs_and_origin(cache_root)
+    return gencode_flags(archs), f"{' '.join(map(str, archs))} (from {origin})"
 
 
 def gencode_flags(archs: list[Arch]) -> list[str]:
-    """nvcc ``-gencode`` flags: SASS for each arch, plus PTX where ``+PTX`` was asked."""
+    """nvcc ``-gencode`` flags: machine code and/or PTX for each arch, as it asks."""
     flags = []
     for arch in archs:
         number = f"{arch.major}{arch.minor}{arch.suffix}"
-        flags.append(f"-gencode=arch=compute_{number},code=sm_{number}")
+        if arch.sass:
+            flags.append(f"-gencode=arch=compute_{number},code=sm_{number}")
         if arch.ptx:
             flags.append(f"-gencode=arch=compute_{number},code=compute_{number}")
     return flags

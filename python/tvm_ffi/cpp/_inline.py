@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from . import _spec
-from ._library import build_and_load, build_library
+from . import _arch, _env, _spec
 
 __all__ = ["build", "build_inline", "load", "load_inline"]
 
@@ -25,6 +24,18 @@ Functions = Union[str, Sequence[str], Mapping[str, Union[str, None]], None]
 EmbedCubin = Union[Mapping[str, _spec.EmbedValue], None]
 PathLike = Union[str, "os.PathLike[str]"]
 Files = Union[PathLike, Sequence[PathLike], None]
+Archs = Union[str, Sequence[str], None]
+
+
+def _arch_choice(api: str, arch: Archs, cuda_cflags: list[str]) -> list | None:
+    archs = _arch.arch_argument(api, arch)
+    flag = _arch.user_arch_flag(cuda_cflags)
+    if archs is not None and flag is not None:
+        raise ValueError(
+            f"{api}: arch={arch!r} and {flag!r} in extra_cuda_cflags both choose the "
+            "architectures; give one of them"
+        )
+    return archs
 
 
 def _output_path(api: str, output: object) -> Path | None:
@@ -51,6 +62,7 @@ def _inline_spec(
     embed_cubin: EmbedCubin,
     backend: str | None,
     output: Path | None = None,
+    arch: Archs = None,
 ) -> _spec.Spec:
     _spec.check_module_name(api, name)
     _spec.check_backend(api, backend)
@@ -59,6 +71,7 @@ def _inline_spec(
     if not cpp and not cuda:
         raise ValueError(f"{api}: give cpp_sources or cuda_sources (both are empty)")
     docs = _spec.function_docs(api, functions)
+    cuda_cflags = _spec.flag_list(api, "extra_cuda_cflags", extra_cuda_cflags)
     exports = _spec.export_block(docs)
     # As in apache-tvm-ffi, every source sees the prelude includes (through -include
     # flags); the export lines go after the C++ sources when there are any (where the
@@ -71,13 +84,14 @@ def _inline_spec(
         name=name,
         inline_cpp=cpp_text,
         inline_cuda=cuda_text,
-        cflags=prelude + _spec.string_list(api, "extra_cflags", extra_cflags),
-        cuda_cflags=prelude + _spec.string_list(api, "extra_cuda_cflags", extra_cuda_cflags),
-        ldflags=_spec.string_list(api, "extra_ldflags", extra_ldflags),
+        cflags=prelude + _spec.flag_list(api, "extra_cflags", extra_cflags),
+        cuda_cflags=prelude + cuda_cflags,
+        ldflags=_spec.flag_list(api, "extra_ldflags", extra_ldflags),
         include_paths=_spec.include_list(api, extra_include_paths),
         embeds=_spec.embed_images(api, embed_cubin),
         docs=docs,
         object_output=output is not None and output.suffix == ".o",
+        archs=_arch_choice(api, arch, cuda_cflags),
     )
 
 
@@ -94,21 +108,24 @@ def _file_spec(
     embed_cubin: EmbedCubin,
     backend: str | None,
     output: Path | None = None,
+    arch: Archs = None,
 ) -> _spec.Spec:
     _spec.check_module_name(api, name)
     _spec.check_backend(api, backend)
     files, kinds = _spec.typed_files(api, sources, cpp_files, cuda_files)
+    cuda_cflags = _spec.flag_list(api, "extra_cuda_cflags", extra_cuda_cflags)
     return _spec.Spec(
         api=api,
         name=name,
         files=files,
         file_kinds=kinds,
-        cflags=_spec.string_list(api, "extra_cflags", extra_cflags),
-        cuda_cflags=_spec.string_list(api, "extra_cuda_cflags", extra_cuda_cflags),
-        ldflags=_spec.string_list(api, "extra_ldflags", extra_ldflags),
+        cflags=_spec.flag_list(api, "extra_cflags", extra_cflags),
+        cuda_cflags=cuda_cflags,
+        ldflags=_spec.flag_list(api, "extra_ldflags", extra_ldflags),
         include_paths=_spec.include_list(api, extra_include_paths),
         embeds=_spec.embed_images(api, embed_cubin),
         object_output=output is not None and output.suffix == ".o",
+        archs=_arch_choice(api, arch, cuda_cflags),
     )
 
 
@@ -135,6 +152,22 @@ def _publish(built: Path, output: Path | None) -> str:
     return str(output)
 
 
+def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
+    _env.require_linux(spec.api)
+    # Imported here: the build machinery needs Linux (flock, O_NOFOLLOW), and importing
+    # tvm_ffi.cpp elsewhere must still work, so the check above can speak first.
+    from ._library import build_library
+
+    return build_library(spec, build_directory, verbose)
+
+
+def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
+    _env.require_linux(spec.api)
+    from ._library import build_and_load
+
+    return build_and_load(spec, build_directory, verbose)
+
+
 def _attach_docs(module: Any, docs: Mapping[str, str]) -> Any:
     for fname, doc in docs.items():
         if doc:
@@ -156,6 +189,7 @@ def build_inline(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
+    arch: Archs = None,
     backend: str | None = None,
     output: PathLike | None = None,
     verbose: bool = False,
@@ -172,9 +206,9 @@ def build_inline(
     out = _output_path("build_inline", output)
     spec = _inline_spec(
         "build_inline", name, cpp_sources, cuda_sources, functions, extra_cflags,
-        extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin, backend, out,
+        extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin, backend, out, arch,
     )  # fmt: skip
-    return _publish(build_library(spec, build_directory, verbose), out)
+    return _publish(_build_library(spec, build_directory, verbose), out)
 
 
 def load_inline(
@@ -189,6 +223,7 @@ def load_inline(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
+    arch: Archs = None,
     keep_module_alive: bool = True,
     backend: str | None = None,
     verbose: bool = False,
@@ -205,15 +240,16 @@ def load_inline(
         compiled with ``$CXX`` (default ``c++``) as C++17.
     cuda_sources:
         CUDA source text (joined into ``cuda.cu``), compiled with nvcc for the target
-        architectures (``TVM_FFI_CUDA_ARCH_LIST``, else the visible GPUs, else a default);
-        the library then links ``cudart``. Both kinds of source start with the includes
-        ``tvm/ffi/container/tensor.h``, ``dtype.h``, ``error.h``, ``extra/c_env_api.h`` and
-        ``function.h``, so a source needs no ``#include`` of its own for those.
+        architectures (see ``arch``); the library then links ``cudart``. Both kinds of
+        source start with the includes ``tvm/ffi/container/tensor.h``, ``dtype.h``,
+        ``error.h``, ``extra/c_env_api.h`` and ``function.h``, so a source needs no
+        ``#include`` of its own for those.
     functions:
         Names of functions in the sources to export (a name, a list, or a dict name ->
         docstring or None), so you need not write ``TVM_FFI_DLL_EXPORT_TYPED_FUNC``.
     extra_cflags, extra_cuda_cflags, extra_ldflags:
-        Flags appended for the C++ compiler, for nvcc, and for the link.
+        Flags appended for the C++ compiler, for nvcc, and for the link: a list (one flag
+        per item) or a str, split as a shell would (``"-O0 -g"`` is two flags).
     extra_include_paths:
         More ``-I`` directories (the package's headers and, with CUDA, the toolkit's are
         always included).
@@ -222,6 +258,12 @@ def load_inline(
     embed_cubin:
         ``{"name": image_bytes}`` or ``{"name": {"sm_80": bytes, "sm_90": bytes}}``: images
         embedded as ``__tvm_ffi__cubin_<name>`` for ``TVM_FFI_EMBED_CUBIN(name)``.
+    arch:
+        The architectures nvcc builds ``cuda_sources`` for: ``"9.0a"``, ``"8.0;9.0+PTX"``,
+        ``["sm_80", "sm_90a"]`` (spellings: ``9.0``, ``90``, ``sm_90``, ``compute_90``,
+        ``9.0a``, ``sm_90a``, ``10.0f``, each optionally ``+PTX``). None: an ``-arch`` or
+        ``-gencode`` in ``extra_cuda_cflags`` if there is one, else
+        ``TVM_FFI_CUDA_ARCH_LIST``, else the visible GPUs, else ``7.5;8.0;9.0+PTX``.
     keep_module_alive:
         apache-tvm-ffi's switch for unloading the library with the last module object.
         Libraries loaded by this package are never unloaded, so both values keep it loaded.
@@ -239,16 +281,19 @@ def load_inline(
     BuildError
         A compiler or the linker failed; the message starts with the first error line.
     ValueError, TypeError
-        A function or embed name is not a C identifier, or an argument has the wrong type.
+        A function or embed name is not a C identifier, ``arch`` is not understood (or
+        given next to an ``-arch``/``-gencode`` flag), or an argument has the wrong type.
+    RuntimeError
+        A tool (compiler, launcher, nvcc, ninja) is missing, or this is not Linux.
     TimeoutError
         Another process kept building the same module past ``TVM_FFI_BUILD_LOCK_TIMEOUT``.
     """
     _spec.check_flag("load_inline", "keep_module_alive", keep_module_alive)
     spec = _inline_spec(
         "load_inline", name, cpp_sources, cuda_sources, functions, extra_cflags,
-        extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin, backend,
+        extra_cuda_cflags, extra_ldflags, extra_include_paths, embed_cubin, backend, None, arch,
     )  # fmt: skip
-    return _attach_docs(build_and_load(spec, build_directory, verbose), spec.docs)
+    return _attach_docs(_build_and_load(spec, build_directory, verbose), spec.docs)
 
 
 def build(
@@ -263,6 +308,7 @@ def build(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
+    arch: Archs = None,
     backend: str | None = None,
     output: PathLike | None = None,
     verbose: bool = False,
@@ -280,9 +326,9 @@ def build(
     out = _output_path("build", output)
     spec = _file_spec(
         "build", name, sources, cpp_files, cuda_files, extra_cflags, extra_cuda_cflags,
-        extra_ldflags, extra_include_paths, embed_cubin, backend, out,
+        extra_ldflags, extra_include_paths, embed_cubin, backend, out, arch,
     )  # fmt: skip
-    return _publish(build_library(spec, build_directory, verbose), out)
+    return _publish(_build_library(spec, build_directory, verbose), out)
 
 
 def load(
@@ -297,6 +343,7 @@ def load(
     extra_include_paths: Flags = None,
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
+    arch: Archs = None,
     keep_module_alive: bool = True,
     backend: str | None = None,
     verbose: bool = False,
@@ -306,6 +353,6 @@ def load(
     _spec.check_flag("load", "keep_module_alive", keep_module_alive)
     spec = _file_spec(
         "load", name, sources, cpp_files, cuda_files, extra_cflags, extra_cuda_cflags,
-        extra_ldflags, extra_include_paths, embed_cubin, backend,
+        extra_ldflags, extra_include_paths, embed_cubin, backend, None, arch,
     )  # fmt: skip
-    return build_and_load(spec, build_directory, verbose)
+    return _build_and_load(spec, build_directory, verbose)

@@ -18,7 +18,8 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import _arch, _build, _cache, _cuda, _ninja, _toolchain
+from .. import _log
+from . import _arch, _build, _cache, _cuda, _env, _ninja, _toolchain
 from ._private_dir import open_private_dir
 from ._spec import Spec
 
@@ -78,10 +79,14 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     include_dir = _include_dir()
     cxx = str(_toolchain.find_cxx())
     tools = [("cxx", cxx)]
+    launcher = _toolchain.find_launcher()
+    if launcher:  # a different ccache version may cache differently: it keys the build
+        tools.append(("launcher", launcher[0]))
     includes = [str(include_dir)]
     ldflags = list(spec.ldflags)
     nvcc = None
     gencode: list[str] = []
+    targets = ""
     install = _cuda_install(spec, root)
     if install is not None:
         includes += [str(path) for path in install.include_dirs]
@@ -90,7 +95,8 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     if install is not None and install.nvcc is not None:
         nvcc = str(install.nvcc)
         tools.append(("nvcc", nvcc))
-        gencode = _arch.gencode_flags(_arch.target_archs(root))
+        # Part of the key through build.ninja, which holds the -gencode flags.
+        gencode, targets = _arch.choose(spec.archs, spec.cuda_cflags, root)
     includes += spec.include_paths
     include_flags = [f"-I{path}" for path in includes]
     # -z defs: a symbol nobody defines fails the link (a BuildError naming it) instead of
@@ -133,6 +139,9 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
             *spec.cuda_cflags,
         ],
         embeds=[(name, f"embed/{name}.bin") for name in sorted(spec.embeds)],
+        launcher=launcher,
+        cuda_launcher=launcher if _toolchain.launcher_handles_nvcc(launcher) else [],
+        targets=targets,
     )
     return plan, tools
 
@@ -223,16 +232,47 @@ def _library_problem(dir_fd: int, relpath: str) -> str | None:
         os.close(fd)
 
 
-def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool) -> None:
+def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, why: str) -> None:
+    import time
+
+    jobs = _env.max_jobs()  # a bad MAX_JOBS fails before anything is written
     _write_inputs(spec, plan, dir_fd, build_dir, ninja_text)
-    _build.run_ninja(
-        _toolchain.find_ninja(),
-        build_dir,
-        dir_fd=dir_fd,
-        name=spec.name,
-        verbose=verbose,
-        embeds=sorted(spec.embeds),
-    )
+    log = _log.get_logger("tvm_ffi.cpp")  # a build is slow anyway: importing logging is not
+    if plan.targets:
+        log.info("%s %r: CUDA architectures %s", spec.api, spec.name, plan.targets)
+    log.info(
+        "%s %r: building %s in %s (%s), called from %s",
+        spec.api, spec.name, _what(spec), build_dir, why, _log.caller(),
+    )  # fmt: skip
+    start = time.perf_counter()
+    try:
+        _build.run_ninja(
+            _toolchain.find_ninja(),
+            build_dir,
+            dir_fd=dir_fd,
+            name=spec.name,
+            verbose=verbose,
+            embeds=sorted(spec.embeds),
+            jobs=jobs,
+        )
+    except BaseException as err:
+        log.info(
+            "%s %r: build failed after %.2f s (%s)",
+            spec.api, spec.name, time.perf_counter() - start, type(err).__name__,
+        )  # fmt: skip
+        raise
+    log.info("%s %r: built in %.2f s", spec.api, spec.name, time.perf_counter() - start)
+
+
+def _what(spec: Spec) -> str:
+    """The sources of ``spec``, for the log."""
+    kinds = (("C++", spec.inline_cpp), ("CUDA", spec.inline_cuda))
+    inline = [label for label, text in kinds if text is not None]
+    parts = [" and ".join(inline) + " source strings"] if inline else []
+    parts += [str(path) for path in spec.files]
+    if spec.embeds:
+        parts.append("embedded " + ", ".join(sorted(spec.embeds)))
+    return ", ".join(parts)
 
 
 @contextlib.contextmanager
@@ -270,7 +310,8 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     try:
         with _cache.build_lock(dir_fd, build_dir, timeout):
             _remove_tmp_outputs(plan, dir_fd)
-            _run(spec, plan, ninja_text, dir_fd, build_dir, verbose)
+            why = "build_directory given: ninja rebuilds what changed"
+            _run(spec, plan, ninja_text, dir_fd, build_dir, verbose, why)
             _cache.publish(dir_fd, plan.output, library, replace=True)
             yield build_dir / library
     finally:
@@ -285,6 +326,8 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
         os.close(dir_fd)
         if verbose:
             sys.stderr.write(f"tvm_ffi.cpp: using cached {path}\n")
+        if _log.logging_enabled("tvm_ffi.cpp", 10):  # logging.DEBUG, without importing it
+            _log.get_logger("tvm_ffi.cpp").debug("%s %r: cached %s", spec.api, spec.name, path)
         return path
     if dir_fd is None:
         dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
@@ -293,14 +336,16 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
             problem = _library_problem(dir_fd, library)
             if problem is None:  # another process built it while we waited
                 return path
+            why = "not in the cache"
             if problem:
+                why = f"the cached library was damaged ({problem})"
                 warnings.warn(
                     f"tvm_ffi.cpp: the cached library {path} is damaged ({problem}); rebuilding it",
                     RuntimeWarning,
-                    stacklevel=6,  # the caller of load_inline/build_inline
+                    stacklevel=7,  # the caller of load_inline/build_inline
                 )
             _cache.clean_entry(dir_fd)  # a damaged library, leftovers of a killed build
-            _run(spec, plan, ninja_text, dir_fd, entry_dir, verbose)
+            _run(spec, plan, ninja_text, dir_fd, entry_dir, verbose, why)
             problem = _library_problem(dir_fd, plan.output)
             if problem:
                 raise RuntimeError(

@@ -48,6 +48,10 @@ class BuildPlan:
     merged_obj: str = "obj/embedded.o"
     objects: list[str] = field(default_factory=list)  # prebuilt objects, linked as they are
     c_cflags: list[str] = field(default_factory=list)
+    # A compiler launcher (ccache, sccache) put before $cxx / $nvcc in compile steps.
+    launcher: list[str] = field(default_factory=list)
+    cuda_launcher: list[str] = field(default_factory=list)
+    targets: str = ""  # the CUDA architectures and where they came from, for the log
 
     def outputs(self) -> list[str]:
         """Every file a step writes (their ``.tmp`` siblings are a killed step's leftovers)."""
@@ -81,10 +85,17 @@ def render(plan: BuildPlan) -> str:
         lines.append(f"c_cflags = {_cmd(plan.c_cflags)}")
     if plan.embeds:
         lines.append(f"python = {_cmd([plan.python])}")
+    # Only when set, so that a build without one keeps the same build.ninja (and key).
+    cxx = "$launcher $cxx" if plan.launcher else "$cxx"
+    nvcc = "$cuda_launcher $nvcc" if plan.cuda_launcher else "$nvcc"
+    if plan.launcher:
+        lines.append(f"launcher = {_cmd(plan.launcher)}")
+    if plan.cuda_launcher:
+        lines.append(f"cuda_launcher = {_cmd(plan.cuda_launcher)}")
     lines += [
         "",
         "rule cxx",
-        "  command = $cxx -MMD -MF $out.d -MT $out $cflags -c $in -o $out.tmp"
+        f"  command = {cxx} -MMD -MF $out.d -MT $out $cflags -c $in -o $out.tmp"
         " && mv -f $out.tmp $out",
         "  depfile = $out.d",
         "  deps = gcc",
@@ -94,7 +105,7 @@ def render(plan: BuildPlan) -> str:
     if has_c:
         lines += [
             "rule cc",
-            "  command = $cxx -x c -MMD -MF $out.d -MT $out $c_cflags -c $in -o $out.tmp"
+            f"  command = {cxx} -x c -MMD -MF $out.d -MT $out $c_cflags -c $in -o $out.tmp"
             " && mv -f $out.tmp $out",
             "  depfile = $out.d",
             "  deps = gcc",
@@ -104,7 +115,7 @@ def render(plan: BuildPlan) -> str:
     if plan.nvcc is not None:
         lines += [
             "rule nvcc",
-            "  command = $nvcc -MD -MF $out.d -MT $out $cuda_cflags -c $in -o $out.tmp"
+            f"  command = {nvcc} -MD -MF $out.d -MT $out $cuda_cflags -c $in -o $out.tmp"
             " && mv -f $out.tmp $out",
             "  depfile = $out.d",
             "  deps = gcc",

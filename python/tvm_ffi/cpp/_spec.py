@@ -18,6 +18,7 @@ __all__ = [
     "check_module_name",
     "embed_images",
     "file_stem",
+    "flag_list",
     "source_list",
     "string_list",
 ]
@@ -52,6 +53,7 @@ class Spec:
     embeds: dict[str, bytes | dict[str, bytes]] = field(default_factory=dict)
     docs: dict[str, str] = field(default_factory=dict)
     object_output: bool = False  # a relocatable object (``output="x.o"``) instead of a .so
+    archs: list | None = None  # arch=: a list of _arch.Arch, None for the default choice
 
     def __post_init__(self) -> None:
         if not self.file_kinds:
@@ -132,6 +134,19 @@ def string_list(api: str, label: str, value: object) -> list[str]:
     if isinstance(value, Sequence) and all(isinstance(item, str) for item in value):
         return list(value)
     raise TypeError(f"{api}: {label} must be a str or a list of str (got {value!r:.80})")
+
+
+def flag_list(api: str, label: str, value: object) -> list[str]:
+    """Compiler flags: a str is split as a shell would (``"-O0 -g"`` is two flags,
+    ``"-DMSG='a b'"`` one); a list is taken as it is, one flag per item."""
+    if isinstance(value, str):
+        import shlex
+
+        try:
+            return shlex.split(value)
+        except ValueError as err:
+            raise ValueError(f"{api}: {label} cannot be split like a shell would: {err}") from None
+    return string_list(api, label, value)
 
 
 def source_list(api: str, value: object, label: str = "sources") -> list[Path]:

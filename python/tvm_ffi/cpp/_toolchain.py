@@ -1,4 +1,5 @@
-"""Find the tools a JIT build runs: the C++ compiler, ninja, and (through ``_cuda``) CUDA.
+"""Find the tools a JIT build runs: the C++ compiler (and its launcher, such as ccache),
+ninja, and (through ``_cuda``) CUDA.
 
 Everything is looked up lazily, on the first build that needs it, and cached per
 process keyed by the environment variables it depends on (so a test or a user who
@@ -19,7 +20,15 @@ from pathlib import Path
 
 from ._cache import replace_atomically
 
-__all__ = ["find_cuda_home", "find_cuda_tool", "find_cxx", "find_ninja", "tool_identity"]
+__all__ = [
+    "find_cuda_home",
+    "find_cuda_tool",
+    "find_cxx",
+    "find_launcher",
+    "find_ninja",
+    "launcher_handles_nvcc",
+    "tool_identity",
+]
 
 
 def find_cuda_home() -> Path:
@@ -47,9 +56,29 @@ def find_cuda_tool(name: str) -> Path:
     return find_cuda_binary(name)
 
 
+def _split_cxx(env_cxx: str | None) -> tuple[list[str], str]:
+    """``CXX`` as (launcher words, compiler): ``"ccache g++"`` -> (["ccache"], "g++")."""
+    import shlex
+
+    try:
+        words = shlex.split(env_cxx or "")
+    except ValueError as err:
+        raise RuntimeError(f"CXX={env_cxx!r} cannot be split like a shell would: {err}") from None
+    if not words:
+        return [], "c++"
+    flag = next((word for word in words if word.startswith("-")), None)
+    if flag is not None:
+        # Flags here would also reach the link, unlike extra_cflags; keep one place for them.
+        raise RuntimeError(
+            f"CXX={env_cxx!r} holds the flag {flag!r}; CXX names a compiler, optionally "
+            "after a launcher (CXX='ccache g++'): pass flags in extra_cflags/extra_ldflags"
+        )
+    return words[:-1], words[-1]
+
+
 @functools.cache
 def _find_cxx(env_cxx: str | None, search_path: str | None) -> Path:
-    wanted = env_cxx or "c++"
+    wanted = _split_cxx(env_cxx)[1]
     found = shutil.which(wanted, path=search_path)
     if not found:
         origin = f"CXX={env_cxx}" if env_cxx else "'c++' on PATH"
@@ -58,8 +87,60 @@ def _find_cxx(env_cxx: str | None, search_path: str | None) -> Path:
 
 
 def find_cxx() -> Path:
-    """Return the C++ compiler: ``$CXX`` (a name on PATH or a path), else ``c++``."""
+    """Return the C++ compiler: ``$CXX`` (a name on PATH or a path, after an optional
+    launcher such as ``ccache``), else ``c++``."""
     return _find_cxx(os.environ.get("CXX"), os.environ.get("PATH"))
+
+
+_LAUNCHER_ENV = "TVM_FFI_COMPILER_LAUNCHER"
+# Launchers known to cache nvcc's compiles too; any other wraps the C++ compiles only.
+_NVCC_LAUNCHERS = ("ccache", "sccache")
+
+
+@functools.cache
+def _find_launcher(
+    env_launcher: str | None, env_cxx: str | None, search_path: str | None
+) -> tuple[str, ...]:
+    import shlex
+
+    if env_launcher is not None:
+        origin = f"{_LAUNCHER_ENV}={env_launcher!r}"
+        try:
+            words = shlex.split(env_launcher)
+        except ValueError as err:
+            raise RuntimeError(f"{origin} cannot be split like a shell would: {err}") from None
+    else:
+        origin = f"CXX={env_cxx!r}"
+        words = _split_cxx(env_cxx)[0]
+    if not words:
+        return ()
+    found = shutil.which(words[0], path=search_path)
+    if not found:
+        raise RuntimeError(
+            f"compiler launcher {words[0]!r} not found (from {origin}); install it, or "
+            f"remove it from {origin.split('=', 1)[0]}"
+        )
+    return (found, *words[1:])
+
+
+def find_launcher() -> list[str]:
+    """The compiler launcher (``ccache``, ``sccache``, ...) and its arguments, or [].
+
+    ``TVM_FFI_COMPILER_LAUNCHER`` if set (empty: none), else the words before the
+    compiler in ``CXX``. The first word is resolved on ``PATH``.
+
+    Raises
+    ------
+    RuntimeError
+        The launcher is not found; the message names it and where it came from.
+    """
+    env = os.environ
+    return list(_find_launcher(env.get(_LAUNCHER_ENV), env.get("CXX"), env.get("PATH")))
+
+
+def launcher_handles_nvcc(launcher: list[str]) -> bool:
+    """Whether ``launcher`` (from :func:`find_launcher`) also caches nvcc's compiles."""
+    return bool(launcher) and os.path.basename(launcher[0]) in _NVCC_LAUNCHERS
 
 
 @functools.cache

@@ -7,18 +7,19 @@ importing this module never needs CUDA.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any, Union
 
+from ._arch import GRAMMAR, Arch, parse_arch_list
+
 __all__ = ["NVRTCError", "nvrtc_compile"]
 
-#: What ``arch=`` accepts: "sm_90", "sm_90a", "compute_90", "90", "90a", (9, 0).
+#: What ``arch=`` accepts: "9.0", "90", "sm_90", "compute_90", "9.0a", "sm_90a", "10.0f",
+#: a list of them in one str ("8.0;9.0"), 90, (9, 0).
 ArchLike = Union[str, int, "tuple[int, int]"]
 
 _OUTPUTS = ("cubin", "ptx", "fatbin")
-_ARCH_RE = re.compile(r"^(?:sm_|compute_)?(\d{2,3})([af]?)$")
 _INSTALL_HINT = "pip install cuda-bindings nvidia-cuda-nvrtc"
 
 
@@ -55,10 +56,15 @@ def nvrtc_compile(
     name:
         The file name NVRTC reports in its diagnostics (``kernel.cu(3): error: ...``).
     arch:
-        The target architecture: ``"sm_90"``, ``"sm_90a"``, ``"compute_90"``, ``"90"`` or
-        ``(9, 0)``. ``None`` uses the compute capability of the current CUDA device. For
-        ``output="fatbin"`` it may be a list; the fatbin holds a CUBIN for each entry plus
-        the PTX of the highest one, so newer GPUs can still JIT it.
+        The target architecture, in the grammar of ``TVM_FFI_CUDA_ARCH_LIST``: ``"9.0"``,
+        ``"90"``, ``"sm_90"``, ``"compute_90"``, ``"9.0a"``, ``"sm_90a"``, ``"10.0f"``; also
+        ``90`` or ``(9, 0)``. For ``"cubin"`` and ``"ptx"`` only the target counts
+        (``sm_90`` and ``compute_90`` give the same). ``sm_90a`` is not ``sm_90``: its
+        image runs on 9.0 GPUs only and may use wgmma. ``None`` uses the compute
+        capability of the current CUDA device. For ``output="fatbin"`` it may be a list
+        (or a str such as ``"8.0;9.0"``); the fatbin holds a CUBIN for each entry
+        (``compute_90``: none), and PTX for each ``+PTX``/``compute_`` entry, or if there
+        is none, the PTX of the highest one, so newer GPUs can still JIT it.
     extra_opts:
         More NVRTC options, passed after the defaults (``--std=c++17`` and the arch).
     include_paths:
@@ -95,75 +101,86 @@ def nvrtc_compile(
     nvrtc = _import_nvrtc()
 
     if output == "cubin":
-        return _compile_one(nvrtc, source, name, f"-arch=sm_{archs[0]}", opts, "cubin", cuda_note)
+        return _compile_one(
+            nvrtc, source, name, f"-arch=sm_{_number(archs[0])}", opts, "cubin", cuda_note
+        )
     if output == "ptx":
         return _compile_one(
-            nvrtc, source, name, f"-arch=compute_{archs[0]}", opts, "ptx", cuda_note
+            nvrtc, source, name, f"-arch=compute_{_number(archs[0])}", opts, "ptx", cuda_note
         )
 
     from tvm_ffi.utils.embed_cubin import make_fatbin
 
     images: dict[str, bytes] = {}
-    for number in archs:
-        images[f"sm_{number}"] = _compile_one(
-            nvrtc, source, name, f"-arch=sm_{number}", opts, "cubin", cuda_note
+    for one in archs:
+        if one.sass:
+            number = _number(one)
+            images[f"sm_{number}"] = _compile_one(
+                nvrtc, source, name, f"-arch=sm_{number}", opts, "cubin", cuda_note
+            )
+    # Without a +PTX or compute_ entry, the PTX of the highest arch, so that GPUs newer
+    # than every listed one can JIT the kernel.
+    ptx = [one for one in archs if one.ptx] or [max(archs)]
+    for one in ptx:
+        number = _number(one)
+        images[f"compute_{number}"] = _compile_one(
+            nvrtc, source, name, f"-arch=compute_{number}", opts, "ptx", cuda_note
         )
-    # PTX of the highest arch lets GPUs newer than every listed one JIT the kernel.
-    highest = max(archs, key=_arch_sort_key)
-    images[f"compute_{highest}"] = _compile_one(
-        nvrtc, source, name, f"-arch=compute_{highest}", opts, "ptx", cuda_note
-    )
     return make_fatbin(images)
 
 
-def _resolve_archs(arch: Any, *, allow_many: bool) -> list[str]:
-    """Normalise ``arch`` to a list of arch numbers with suffix, e.g. ``["90a"]``."""
+def _resolve_archs(arch: Any, *, allow_many: bool) -> list[Arch]:
+    """``arch`` as a list of :class:`Arch` (the JIT's grammar, see ``parse_arch_list``)."""
     if arch is None:
         return _detect_arch()
     many = isinstance(arch, (list, set, frozenset)) or (
         isinstance(arch, tuple) and arch and not isinstance(arch[0], int)
     )
-    if not many:
-        return [_parse_arch(arch)]
-    if not allow_many:
+    items = list(arch) if many else [arch]
+    if many and not items:
+        raise ValueError("nvrtc_compile: arch list is empty")
+    archs = parse_arch_list(";".join(_arch_text(item) for item in items))
+    if len(archs) > 1 and not allow_many:
         raise ValueError(
             f"nvrtc_compile: a list of archs needs output='fatbin' (got arch={arch!r})"
         )
-    if not arch:
-        raise ValueError("nvrtc_compile: arch list is empty")
-    return list(dict.fromkeys(_parse_arch(one) for one in arch))
+    return archs
 
 
-def _parse_arch(arch: Any) -> str:
+def _arch_text(arch: Any) -> str:
+    """One ``arch`` item as text in the grammar of ``parse_arch_list``; (9, 0) and 90 too."""
+    text = None
     if isinstance(arch, tuple) and len(arch) == 2 and all(isinstance(v, int) for v in arch):
         major, minor = arch
         if major > 0 and 0 <= minor <= 9:
-            return f"{major}{minor}"
+            text = f"{major}.{minor}"
     elif isinstance(arch, int) and not isinstance(arch, bool) and 10 <= arch <= 999:
-        return str(arch)
+        text = str(arch)
     elif isinstance(arch, str):
-        match = _ARCH_RE.match(arch.strip())
-        if match:
-            return match.group(1) + match.group(2)
+        text = arch
+    if text is not None:
+        try:
+            parse_arch_list(text)
+            return text
+        except ValueError:
+            pass
     raise ValueError(
-        'nvrtc_compile: arch must look like "sm_90", "sm_90a", "compute_90", "90" or (9, 0) '
-        f"(got {arch!r})"
+        f"nvrtc_compile: cannot parse arch {arch!r} (expected {GRAMMAR}; or 90, or (9, 0))"
     )
 
 
-def _arch_sort_key(number: str) -> tuple[int, str]:
-    digits = number.rstrip("af")
-    return int(digits), number[len(digits) :]
+def _number(arch: Arch) -> str:
+    return f"{arch.major}{arch.minor}{arch.suffix}"
 
 
-def _detect_arch() -> list[str]:
+def _detect_arch() -> list[Arch]:
     from tvm_ffi._cuda_driver import compute_capabilities
 
     caps = compute_capabilities()
     if not caps:
         raise RuntimeError('nvrtc_compile: no CUDA device found; pass arch="sm_90"')
     major, minor = caps[_current_device_index(len(caps))]
-    return [f"{major}{minor}"]
+    return [Arch(major, minor)]
 
 
 def _current_device_index(count: int) -> int:

@@ -118,7 +118,7 @@ def test_tool_identity_is_remembered_on_disk(tmp_path, monkeypatch):
         ("sm_90", [Arch(9, 0)]),
         ("90", [Arch(9, 0)]),
         ("sm_100a, 12.0", [Arch(10, 0, "a"), Arch(12, 0)]),
-        ("compute_75 7.5", [Arch(7, 5)]),
+        ("compute_75 7.5", [Arch(7, 5, ptx=True)]),
     ],
 )
 def test_parse_arch_list(text, expected):

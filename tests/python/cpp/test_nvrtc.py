@@ -48,7 +48,16 @@ def _assert_cubin(image: bytes, arch: str) -> None:
 
 @needs_nvrtc
 @pytest.mark.parametrize(
-    "arch, held", [("sm_80", "sm_80"), ("sm_90", "sm_90"), ("sm_90a", "sm_90a"), ((7, 5), "sm_75")]
+    "arch, held",
+    [
+        ("sm_80", "sm_80"),
+        ("sm_90", "sm_90"),
+        ("sm_90a", "sm_90a"),
+        ((7, 5), "sm_75"),
+        ("9.0", "sm_90"),
+        ("9.0a", "sm_90a"),
+        ("10.0f", "sm_100f"),
+    ],
 )
 def test_cubin_is_an_elf_for_the_requested_arch(arch, held):
     _assert_cubin(nvrtc_compile(KERNEL, arch=arch, extra_opts=["-DVALUE=7"]), held)
@@ -58,7 +67,7 @@ def test_cubin_is_an_elf_for_the_requested_arch(arch, held):
 def test_arch_spellings_agree():
     images = {
         spelling: nvrtc_compile(KERNEL, arch=spelling, extra_opts=["-DVALUE=7"])
-        for spelling in ("sm_90", "compute_90", "90", (9, 0), 90)
+        for spelling in ("sm_90", "compute_90", "90", "9.0", (9, 0), 90)
     }
     for image in images.values():
         _assert_cubin(image, "sm_90")
@@ -109,6 +118,11 @@ def test_fatbin_holds_each_arch_and_ptx_of_the_highest(packer, monkeypatch):
     assert image_archs(image) == ["sm_80", "sm_90", "sm_90a", "compute_90a"]
     single = nvrtc_compile(KERNEL, arch="sm_90", extra_opts=["-DVALUE=1"], output="fatbin")
     assert image_archs(single) == ["sm_90", "compute_90"]
+    # A +PTX or compute_ entry says which PTX goes in: then no other is added.
+    chosen = nvrtc_compile(KERNEL, arch="8.0+PTX;9.0", extra_opts=["-DVALUE=1"], output="fatbin")
+    assert image_archs(chosen) == ["sm_80", "sm_90", "compute_80"]
+    ptx_only = nvrtc_compile(KERNEL, arch="compute_80", extra_opts=["-DVALUE=1"], output="fatbin")
+    assert image_archs(ptx_only) == ["compute_80"]
 
 
 @needs_nvrtc
@@ -171,8 +185,8 @@ def test_arch_none_without_a_device(monkeypatch):
 @pytest.mark.parametrize("arch", ["sm_9x", "sm90", "ampere", "", (9,), (9, 10), 7, True, 9.0])
 def test_bad_arch_message(arch):
     expected = (
-        'nvrtc_compile: arch must look like "sm_90", "sm_90a", "compute_90", "90" or (9, 0) '
-        f"(got {arch!r})"
+        f"nvrtc_compile: cannot parse arch {arch!r} (expected 9.0, 90, sm_90, compute_90, "
+        "9.0a, sm_90a, 10.0f, each optionally +PTX; or 90, or (9, 0))"
     )
     with pytest.raises(ValueError) as info:
         nvrtc_compile(KERNEL, arch=arch)
