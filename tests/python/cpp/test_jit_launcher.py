@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tvm_ffi import cpp
-from tvm_ffi.cpp import _toolchain
+from tvm_ffi.cpp import _cuda, _toolchain
 
 SOURCE = "int answer() { return 42; }\n"
 
@@ -22,7 +22,7 @@ SOURCE = "int answer() { return 42; }\n"
 @pytest.fixture(autouse=True)
 def fresh_discovery():
     yield
-    for func in (_toolchain._find_cxx, _toolchain._find_launcher, _toolchain._find_cuda_home):
+    for func in (_toolchain._find_cxx, _toolchain._find_launcher, _cuda._search):
         func.cache_clear()
 
 
@@ -195,7 +195,7 @@ def _real_nvcc() -> bool:
     except RuntimeError:
         return False
     finally:
-        _toolchain._find_cuda_home.cache_clear()
+        _cuda._search.cache_clear()
     return True
 
 
