@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from ._core import CubinKernel
 
 __all__ = ["CubinKernel", "CubinModule", "LaunchConfig"]
 
@@ -69,9 +72,13 @@ class LaunchConfig:
             )
         if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
             raise TypeError(f"priority must be an int (got {type(priority).__name__})")
-        for name, value in (("cluster", cluster), ("cluster_scheduling", cluster_scheduling),
-                            ("pdl", bool(pdl)), ("cooperative", bool(cooperative)),
-                            ("priority", priority)):
+        for name, value in (
+            ("cluster", cluster),
+            ("cluster_scheduling", cluster_scheduling),
+            ("pdl", bool(pdl)),
+            ("cooperative", bool(cooperative)),
+            ("priority", priority),
+        ):
             object.__setattr__(self, name, value)
         packed = (
             *dims,

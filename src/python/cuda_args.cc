@@ -88,9 +88,8 @@ int PackInt(const std::string& who, Py_ssize_t i, const Param& p, PyObject* valu
   if (overflow == 0) {
     const long long lo = is_unsigned ? 0 : (bits == 64 ? INT64_MIN : -(1LL << (bits - 1)));
     const long long hi_signed = bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1;
-    const unsigned long long hi =
-        is_signed ? static_cast<unsigned long long>(hi_signed)
-                  : (bits == 64 ? UINT64_MAX : (1ULL << bits) - 1);
+    const unsigned long long hi = is_signed ? static_cast<unsigned long long>(hi_signed)
+                                            : (bits == 64 ? UINT64_MAX : (1ULL << bits) - 1);
     ok = v >= lo && (v < 0 || static_cast<unsigned long long>(v) <= hi);
     u = static_cast<uint64_t>(v);
   } else if (overflow > 0 && bits == 64 && !is_signed) {
@@ -108,8 +107,9 @@ int PackInt(const std::string& who, Py_ssize_t i, const Param& p, PyObject* valu
       hi = bits == 64 ? "18446744073709551615" : std::to_string((1ULL << bits) - 1);
     } else {
       lo = bits == 64 ? "-9223372036854775808" : std::to_string(-(1LL << (bits - 1)));
-      hi = is_signed ? (bits == 64 ? "9223372036854775807" : std::to_string((1LL << (bits - 1)) - 1))
-                     : (bits == 64 ? "18446744073709551615" : std::to_string((1ULL << bits) - 1));
+      hi = is_signed
+               ? (bits == 64 ? "9223372036854775807" : std::to_string((1LL << (bits - 1)) - 1))
+               : (bits == 64 ? "18446744073709551615" : std::to_string((1ULL << bits) - 1));
     }
     PyObject* repr = PyObject_Repr(value);
     const char* text = repr != nullptr ? PyUnicode_AsUTF8(repr) : nullptr;
@@ -125,8 +125,7 @@ int PackInt(const std::string& who, Py_ssize_t i, const Param& p, PyObject* valu
 
 int PackFloat(const std::string& who, Py_ssize_t i, const Param& p, double v, char* dst) {
   if (p.kind != ParamKind::kAny && p.kind != ParamKind::kFloat) {
-    return Fail(PyExc_TypeError,
-                ArgPrefix(who, i) + "a float cannot be passed as " + ParamName(p));
+    return Fail(PyExc_TypeError, ArgPrefix(who, i) + "a float cannot be passed as " + ParamName(p));
   }
   if (p.size == 4) {
     const float f = static_cast<float>(v);
@@ -141,8 +140,8 @@ int PackFloat(const std::string& who, Py_ssize_t i, const Param& p, double v, ch
   return 0;
 }
 
-int PackPointer(const std::string& who, Py_ssize_t i, const Param& p, const char* what,
-                void* ptr, char* dst) {
+int PackPointer(const std::string& who, Py_ssize_t i, const Param& p, const char* what, void* ptr,
+                char* dst) {
   if (p.kind != ParamKind::kAny && p.kind != ParamKind::kPointer) {
     return Fail(PyExc_TypeError,
                 ArgPrefix(who, i) + "a " + what + " cannot be passed as " + ParamName(p));
@@ -157,8 +156,7 @@ int PackPointer(const std::string& who, Py_ssize_t i, const Param& p, const char
 }
 
 int PackTensor(const std::string& who, Py_ssize_t i, const Param& p, const TypeInfo* info,
-               PyObject* obj, char* dst, LaunchTarget* target, CallFrame* frame,
-               bool accept_host) {
+               PyObject* obj, char* dst, LaunchTarget* target, CallFrame* frame, bool accept_host) {
   DLTensor local;
   DLTensor* tensor = nullptr;
   bool read_only = false;
@@ -182,10 +180,10 @@ int PackTensor(const std::string& who, Py_ssize_t i, const Param& p, const TypeI
       target->device = dev.device_id;
       target->device_arg = static_cast<int>(i + 1);
     } else if (target->device != dev.device_id) {
-      return Fail(PyExc_ValueError, ArgPrefix(who, i) + "the tensor is on cuda:" +
-                                        std::to_string(dev.device_id) + " but argument " +
-                                        std::to_string(target->device_arg) + " is on cuda:" +
-                                        std::to_string(target->device));
+      return Fail(PyExc_ValueError, ArgPrefix(who, i) +
+                                        "the tensor is on cuda:" + std::to_string(dev.device_id) +
+                                        " but argument " + std::to_string(target->device_arg) +
+                                        " is on cuda:" + std::to_string(target->device));
     }
     if (target->stream_api == nullptr) target->stream_api = api;
   }
@@ -251,18 +249,30 @@ struct TypeName {
 };
 
 const TypeName kTypeNames[] = {
-    {"bool", ParamKind::kUnsigned, 1},        {"char", ParamKind::kSigned, 1},
-    {"signed char", ParamKind::kSigned, 1},   {"unsigned char", ParamKind::kUnsigned, 1},
-    {"int8_t", ParamKind::kSigned, 1},        {"uint8_t", ParamKind::kUnsigned, 1},
-    {"short", ParamKind::kSigned, 2},         {"unsigned short", ParamKind::kUnsigned, 2},
-    {"int16_t", ParamKind::kSigned, 2},       {"uint16_t", ParamKind::kUnsigned, 2},
-    {"int", ParamKind::kSigned, 4},           {"unsigned", ParamKind::kUnsigned, 4},
-    {"unsigned int", ParamKind::kUnsigned, 4}, {"int32_t", ParamKind::kSigned, 4},
-    {"uint32_t", ParamKind::kUnsigned, 4},    {"long", ParamKind::kSigned, 8},
-    {"unsigned long", ParamKind::kUnsigned, 8}, {"long long", ParamKind::kSigned, 8},
-    {"unsigned long long", ParamKind::kUnsigned, 8}, {"int64_t", ParamKind::kSigned, 8},
-    {"uint64_t", ParamKind::kUnsigned, 8},    {"size_t", ParamKind::kUnsigned, 8},
-    {"ptrdiff_t", ParamKind::kSigned, 8},     {"float", ParamKind::kFloat, 4},
+    {"bool", ParamKind::kUnsigned, 1},
+    {"char", ParamKind::kSigned, 1},
+    {"signed char", ParamKind::kSigned, 1},
+    {"unsigned char", ParamKind::kUnsigned, 1},
+    {"int8_t", ParamKind::kSigned, 1},
+    {"uint8_t", ParamKind::kUnsigned, 1},
+    {"short", ParamKind::kSigned, 2},
+    {"unsigned short", ParamKind::kUnsigned, 2},
+    {"int16_t", ParamKind::kSigned, 2},
+    {"uint16_t", ParamKind::kUnsigned, 2},
+    {"int", ParamKind::kSigned, 4},
+    {"unsigned", ParamKind::kUnsigned, 4},
+    {"unsigned int", ParamKind::kUnsigned, 4},
+    {"int32_t", ParamKind::kSigned, 4},
+    {"uint32_t", ParamKind::kUnsigned, 4},
+    {"long", ParamKind::kSigned, 8},
+    {"unsigned long", ParamKind::kUnsigned, 8},
+    {"long long", ParamKind::kSigned, 8},
+    {"unsigned long long", ParamKind::kUnsigned, 8},
+    {"int64_t", ParamKind::kSigned, 8},
+    {"uint64_t", ParamKind::kUnsigned, 8},
+    {"size_t", ParamKind::kUnsigned, 8},
+    {"ptrdiff_t", ParamKind::kSigned, 8},
+    {"float", ParamKind::kFloat, 4},
     {"double", ParamKind::kFloat, 8},
 };
 
@@ -412,14 +422,13 @@ bool ParseDim3(PyObject* value, const char* label, uint32_t out[3]) {
       return true;
     }
     PyErr_Clear();
-  } else if (PyTuple_Check(value) && PyTuple_GET_SIZE(value) >= 1 &&
-             PyTuple_GET_SIZE(value) <= 3) {
+  } else if (PyTuple_Check(value) && PyTuple_GET_SIZE(value) >= 1 && PyTuple_GET_SIZE(value) <= 3) {
     bool ok = true;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(value); ++i) {
       PyObject* item = PyTuple_GET_ITEM(value, i);
       if (!PyLong_Check(item) || PyBool_Check(item)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of 1 to 3 ints (got %R)",
-                     label, value);
+        PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of 1 to 3 ints (got %R)", label,
+                     value);
         return false;
       }
       const long long v = PyLong_AsLongLong(item);

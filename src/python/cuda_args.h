@@ -50,8 +50,8 @@ std::string Dim3Text(const uint32_t d[3]);
 
 /*! \brief Where the tensors of one launch live, found while packing. */
 struct LaunchTarget {
-  int32_t device = -1;                    // CUDA device of the tensors, -1 when none
-  int device_arg = 0;                     // 1-based argument that set `device`
+  int32_t device = -1;                      // CUDA device of the tensors, -1 when none
+  int device_arg = 0;                       // 1-based argument that set `device`
   const ExchangeApi* stream_api = nullptr;  // exchange API of the first such tensor (torch)
 };
 

@@ -32,7 +32,7 @@ struct KernelData {
   Layout layout;
   std::string name;
   std::string module_label;  // 'module "k.cubin"', 'module <1234-byte image>'
-  std::string who;  // 'kernel "add" in module <1234-byte image>', the prefix of messages
+  std::string who;           // 'kernel "add" in module <1234-byte image>', the prefix of messages
   // Stands in for a tvm_ffi.Function in the shared tensor converters' error messages.
   FunctionObject frame_func;
 };
@@ -271,9 +271,8 @@ PyObject* Launch(KernelObject* self, const uint32_t grid[3], const uint32_t bloc
   if (TVM_FFI_UNLIKELY(!r.ok())) {
     const int code = r.code();
     if (code == CUDA_ERROR_INVALID_VALUE) {
-      const int dev =
-          target.device >= 0 ? target.device
-                             : detail::LaunchDevice(detail::DriverApi::Get(), stream);
+      const int dev = target.device >= 0 ? target.device
+                                         : detail::LaunchDevice(detail::DriverApi::Get(), stream);
       if (DiagnoseInvalidLaunch(k, dev, grid, block, shared_mem)) {
         detail::TakeLaunchFailureNote(code);
         return nullptr;
@@ -426,8 +425,7 @@ PyObject* KernelWithSignature(PyObject* obj, PyObject* arg) {
   return NewKernel(k.kernel, std::move(layout), k.name, k.module_label);
 }
 
-PyObject* KernelSetMaxDynamicSharedMemory(PyObject* obj, PyObject* const* args,
-                                          Py_ssize_t nargs) {
+PyObject* KernelSetMaxDynamicSharedMemory(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   auto* self = reinterpret_cast<KernelObject*>(obj);
   long long bytes = -1;
   if (nargs > 1) {
@@ -500,8 +498,8 @@ PyType_Slot kKernelSlots[] = {
     {0, nullptr},
 };
 
-PyType_Spec kKernelSpec = {"tvm_ffi.cuda.CubinKernel", sizeof(KernelObject), 0,
-                           Py_TPFLAGS_DEFAULT, kKernelSlots};
+PyType_Spec kKernelSpec = {"tvm_ffi.cuda.CubinKernel", sizeof(KernelObject), 0, Py_TPFLAGS_DEFAULT,
+                           kKernelSlots};
 
 // ---- the launcher of kernel[grid, block] -----------------------------------------------------
 

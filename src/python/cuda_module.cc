@@ -121,8 +121,9 @@ class CudaModule {
       const CUresult r = api.KernelGetParamInfo(kernel.GetHandle(), i, &offset, &size);
       if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
       if (r != CUDA_SUCCESS) {
-        layout.unknown_reason = "its parameter layout is unknown (cuKernelGetParamInfo: " +
-                                detail::DriverErrorText(r) + ")";
+        layout.unknown_reason =
+            "its parameter layout is unknown (cuKernelGetParamInfo: " + detail::DriverErrorText(r) +
+            ")";
         return layout;
       }
       pairs.emplace_back(static_cast<uint32_t>(offset), static_cast<uint32_t>(size));
@@ -200,8 +201,8 @@ void RegisterCuda(py::module_& m) {
           std::vector<PyObject*> items;
           for (const py::handle& a : args) items.push_back(a.ptr());
           if (cuda::PackArgs("kernel \"k\" in module <test>", layout, items.data(),
-                             static_cast<Py_ssize_t>(items.size()), buffer.data(),
-                             pointers.data(), &target, &frame, accept_host) != 0) {
+                             static_cast<Py_ssize_t>(items.size()), buffer.data(), pointers.data(),
+                             &target, &frame, accept_host) != 0) {
             ThrowPython();
           }
         }

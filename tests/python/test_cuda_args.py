@@ -203,7 +203,9 @@ def _pack(params, *args, accept_host=False):
 
 
 def test_pack_ints_and_floats_sized_by_layout():
-    buf, device = _pack([(0, 4), (8, 8), (16, 4), (24, 8), (32, 1), (34, 2)], 7, -3, 1.5, 2.25, 255, -2)
+    buf, device = _pack(
+        [(0, 4), (8, 8), (16, 4), (24, 8), (32, 1), (34, 2)], 7, -3, 1.5, 2.25, 255, -2
+    )
     assert device == -1
     assert struct.unpack_from("<i", buf, 0)[0] == 7
     assert struct.unpack_from("<q", buf, 8)[0] == -3
@@ -328,7 +330,9 @@ def test_wrong_sizes():
 def test_wrong_kinds_with_signature():
     with pytest.raises(TypeError, match=rf"^{WHO}: argument 2: a float cannot be passed as int32$"):
         _pack("float*, int", 0, 1.5)
-    with pytest.raises(TypeError, match=rf"^{WHO}: argument 1: a tensor cannot be passed as int64$"):
+    with pytest.raises(
+        TypeError, match=rf"^{WHO}: argument 1: a tensor cannot be passed as int64$"
+    ):
         _pack("int64_t", numpy.zeros(1), accept_host=True)
     with pytest.raises(
         TypeError,
@@ -363,8 +367,9 @@ def test_launch_config_packed():
     from tvm_ffi.cuda import LaunchConfig
 
     assert LaunchConfig()._packed == (0, 0, 0, -1, 0, 0, -(2**63))
-    cfg = LaunchConfig(cluster=(2,), cluster_scheduling="spread", pdl=True, cooperative=True,
-                       priority=-2)
+    cfg = LaunchConfig(
+        cluster=(2,), cluster_scheduling="spread", pdl=True, cooperative=True, priority=-2
+    )
     assert cfg._packed == (2, 1, 1, 1, 1, 1, -2)
     assert repr(cfg) == (
         "LaunchConfig(cluster=(2,), cluster_scheduling='spread', pdl=True, cooperative=True, "
@@ -377,9 +382,13 @@ def test_launch_config_packed():
 def test_launch_config_errors():
     from tvm_ffi.cuda import LaunchConfig
 
-    with pytest.raises(ValueError, match=r"^cluster must be an int or 1 to 3 positive ints \(got \(0, 1\)\)$"):
+    with pytest.raises(
+        ValueError, match=r"^cluster must be an int or 1 to 3 positive ints \(got \(0, 1\)\)$"
+    ):
         LaunchConfig(cluster=(0, 1))
-    with pytest.raises(ValueError, match=r"^cluster_scheduling must be one of 'default', 'spread', "):
+    with pytest.raises(
+        ValueError, match=r"^cluster_scheduling must be one of 'default', 'spread', "
+    ):
         LaunchConfig(cluster_scheduling="fast")
     with pytest.raises(TypeError, match=r"^priority must be an int \(got float\)$"):
         LaunchConfig(priority=1.0)
