@@ -388,6 +388,7 @@ bool ParseSignature(const std::string& sig, Layout* out, std::string* error) {
     offset = (offset + p.size - 1) / p.size * p.size;  // natural alignment, as nvcc lays out
     p.offset = offset;
     offset += p.size;
+    layout.buffer_size = offset;
     layout.params.push_back(p);
     start = comma + 1;
   }
@@ -398,14 +399,11 @@ bool ParseSignature(const std::string& sig, Layout* out, std::string* error) {
 Layout LayoutFromSlots(const std::vector<std::pair<uint32_t, uint32_t>>& slots) {
   Layout layout;
   layout.known = true;
-  for (const auto& s : slots) layout.params.push_back(Param{s.first, s.second, ParamKind::kAny});
+  for (const auto& s : slots) {
+    layout.params.push_back(Param{s.first, s.second, ParamKind::kAny});
+    layout.buffer_size = std::max<size_t>(layout.buffer_size, size_t{s.first} + s.second);
+  }
   return layout;
-}
-
-size_t BufferSize(const Layout& layout) {
-  size_t end = 0;
-  for (const Param& p : layout.params) end = std::max<size_t>(end, size_t{p.offset} + p.size);
-  return end;
 }
 
 std::string Dim3Text(const uint32_t d[3]) {

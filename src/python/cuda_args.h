@@ -30,6 +30,7 @@ struct Param {
 struct Layout {
   bool known = false;
   std::vector<Param> params;
+  size_t buffer_size = 0;      // bytes of parameter buffer: the end of the last parameter
   std::string unknown_reason;  // why !known: shown when a launch needs the layout
 };
 
@@ -64,8 +65,8 @@ int PackArgs(const std::string& who, const Layout& layout, PyObject* const* args
              char* buffer, void** pointers, LaunchTarget* target, CallFrame* frame,
              bool accept_host = false);
 
-/*! \brief Bytes of parameter buffer the layout needs. */
-size_t BufferSize(const Layout& layout);
+/*! \brief Bytes of parameter buffer the layout needs (computed when the layout is made). */
+inline size_t BufferSize(const Layout& layout) { return layout.buffer_size; }
 
 }  // namespace cuda
 }  // namespace tvm_ffi_py

@@ -336,14 +336,15 @@ PyObject* KernelLaunchMethod(PyObject* obj, PyObject* const* args, Py_ssize_t na
     return nullptr;
   }
   PyObject* seq = args[2];
-  if (PyTuple_Check(seq) || PyList_Check(seq)) {
-    return Launch(self, grid, block, has_stream, handle, smem, config, PySequence_Fast_ITEMS(seq),
-                  PySequence_Fast_GET_SIZE(seq));
+  if (PyTuple_CheckExact(seq)) {
+    return Launch(self, grid, block, has_stream, handle, smem, config, &PyTuple_GET_ITEM(seq, 0),
+                  PyTuple_GET_SIZE(seq));
   }
-  PyObject* items = PySequence_Fast(seq, "launch() args must be a sequence of kernel arguments");
+  // A tuple snapshot: packing may run Python code (__dlpack__) that could mutate a list.
+  PyObject* items = PySequence_Tuple(seq);
   if (items == nullptr) return nullptr;
   PyObject* out = Launch(self, grid, block, has_stream, handle, smem, config,
-                         PySequence_Fast_ITEMS(items), PySequence_Fast_GET_SIZE(items));
+                         &PyTuple_GET_ITEM(items, 0), PyTuple_GET_SIZE(items));
   Py_DECREF(items);
   return out;
 }

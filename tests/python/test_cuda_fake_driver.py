@@ -73,6 +73,8 @@ cfg = LaunchConfig(
     cluster=(2, 1, 1), cluster_scheduling="spread", pdl=True, cooperative=True, priority=-3
 )
 case("config", lambda: add.launch(4, 128, [1, 2, 3, 4], config=cfg))
+case("list_args", lambda: add.launch((3, 2), 64, [5, 6, 7, 8]))
+case("generator_args", lambda: add.launch(1, 1, (v for v in (1, 2, 3, 9))))
 case("ptx_layout_from_driver", lambda: ptx["add"][1, 32](1, 2, 3, 4))
 kernels = (mixed, add, mod["no_params"], mod["_Z7mangledPiy"], ptx["add"])
 case("layouts", lambda: [k.param_layout for k in kernels])
@@ -199,6 +201,13 @@ def test_launch_form_stream_and_shared_mem(results):
     assert got["params"][3] == _hex("<d", 4.0)
     assert got["params"][8] == _hex("<f", 2.5)
     assert results["stream_protocol"]["ok"]["stream"] == 0xBEEF
+
+
+def test_args_as_list_or_iterable(results):
+    got = results["list_args"]["ok"]
+    assert (got["grid"], got["block"]) == ([3, 2, 1], [64, 1, 1])
+    assert got["params"] == [_hex("<Q", 5), _hex("<Q", 6), _hex("<Q", 7), _hex("<i", 8)]
+    assert results["generator_args"]["ok"]["params"][3] == _hex("<i", 9)
 
 
 def test_config_attributes(results):
