@@ -309,3 +309,22 @@ cuGetProcAddress_v2(const char* name, void** fn, int version, cuuint64_t flags,
   if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   return CUDA_ERROR_NOT_FOUND;
 }
+
+/* Exported by name for the extension's device guard (src/python/cuda_guard.cc), which binds
+ * these with dlsym when a CUDA tensor is passed. */
+__attribute__((visibility("default"))) CUresult cuInit(unsigned int flags) { return Init(flags); }
+__attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice* d, int i) {
+  return DeviceGet(d, i);
+}
+__attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice d) {
+  return PrimaryCtxRetain(c, d);
+}
+__attribute__((visibility("default"))) CUresult cuCtxGetCurrent(CUcontext* c) {
+  return CtxGetCurrent(c);
+}
+__attribute__((visibility("default"))) CUresult cuCtxSetCurrent(CUcontext c) {
+  return CtxSetCurrent(c);
+}
+__attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult e, const char** s) {
+  return GetErrorName(e, s);
+}

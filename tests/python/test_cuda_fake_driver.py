@@ -3,8 +3,9 @@ that records what each launch hands the driver: grid, block, shared memory, stre
 attributes and the parameter bytes. This runs the real CubinModule / CubinKernel / launcher
 objects, cubin_launcher.h and the error paths; only the driver is pretend.
 
-The launches run in a child process whose LD_LIBRARY_PATH puts the fake first. Tensors need a
-real device (the GPU tests cover them); here arguments are ints, floats and numpy scalars.
+The launches run in a child process whose LD_LIBRARY_PATH puts the fake first. "CUDA tensors"
+there are numpy arrays whose DLPack device is rewritten to cuda:N: enough for the device
+checks, the device guard and the stream lookup (the GPU tests launch on real ones).
 """
 
 from __future__ import annotations
@@ -96,6 +97,38 @@ case("smem_after", lambda: add[1, 1, None, 100000](1, 2, 3, 4))
 case("bad_signature", lambda: add.with_signature("float*, int"))
 case("kwargs", lambda: add[1, 1](1, 2, 3, n=4))
 case("launch_kw", lambda: add.launch(1, 1, (1, 2, 3, 4), streams=0))
+
+# A numpy array that says it lives on cuda:<device_id> (its DLPack device is rewritten).
+class FakeCudaArray:
+    def __init__(self, array, device_id=0):
+        self.array, self.device_id = array, device_id
+
+    def __dlpack_device__(self):
+        return (2, self.device_id)
+
+    def __dlpack__(self, max_version=None, **kwargs):
+        capsule = self.array.__dlpack__(max_version=max_version)
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        versioned = max_version is not None
+        base = get(capsule, b"dltensor_versioned" if versioned else b"dltensor")
+        # DLTensor.device: after version, manager_ctx, deleter, flags (32 bytes) and data.
+        device = base + (40 if versioned else 8)
+        ctypes.c_int32.from_address(device).value = 2  # kDLCUDA
+        ctypes.c_int32.from_address(device + 4).value = self.device_id
+        return capsule
+
+arrays = [numpy.arange(4, dtype=numpy.float32) for _ in range(3)]
+cuda_args = [FakeCudaArray(a) for a in arrays]
+case("data_pointers", lambda: [a.ctypes.data for a in arrays])
+case("tensors", lambda: add[1, 1](*cuda_args, 5))
+def raw_stream(**kw):
+    import tvm_ffi
+    with tvm_ffi.use_raw_stream("cuda:0", 0x777):
+        add.launch(1, 1, (*cuda_args, 5), **kw)
+case("tensors_raw_stream", raw_stream)
+case("tensors_explicit_stream", lambda: raw_stream(stream=0x55))
+case("two_devices", lambda: add[1, 1](cuda_args[0], FakeCudaArray(arrays[1], 1), cuda_args[2], 5))
 
 def threads():
     before = fake.fake_launch_count()
@@ -208,6 +241,19 @@ def test_args_as_list_or_iterable(results):
     assert (got["grid"], got["block"]) == ([3, 2, 1], [64, 1, 1])
     assert got["params"] == [_hex("<Q", 5), _hex("<Q", 6), _hex("<Q", 7), _hex("<i", 8)]
     assert results["generator_args"]["ok"]["params"][3] == _hex("<i", 9)
+
+
+def test_tensor_arguments_and_streams(results):
+    pointers = [_hex("<Q", p) for p in results["data_pointers"]["ok"]]
+    got = results["tensors"]["ok"]
+    assert got["params"] == [*pointers, _hex("<i", 5)]
+    assert got["stream"] == 0  # no framework in the child: the default stream
+    assert results["tensors_raw_stream"]["ok"]["stream"] == 0x777  # tvm_ffi.use_raw_stream
+    assert results["tensors_explicit_stream"]["ok"]["stream"] == 0x55
+    assert results["two_devices"]["error"] == [
+        "ValueError",
+        f"{_who(results)}: argument 2: the tensor is on cuda:1 but argument 1 is on cuda:0",
+    ]
 
 
 def test_config_attributes(results):
