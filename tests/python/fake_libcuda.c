@@ -215,6 +215,9 @@ static CUresult KernelSetAttribute(CUfunction_attribute a, int v, CUkernel k, CU
   return CUDA_SUCCESS;
 }
 
+static int g_quiet; /* count launches only: for timing the caller's side */
+void fake_set_quiet(int quiet) { g_quiet = quiet; }
+
 static CUresult Record(CUfunction f, const unsigned* dims, unsigned smem, CUstream stream,
                        void** params, const CUlaunchAttribute* attrs, unsigned num_attrs) {
   if ((unsigned long long)dims[3] * dims[4] * dims[5] > 1024 || dims[5] > 64 ||
@@ -222,6 +225,10 @@ static CUresult Record(CUfunction f, const unsigned* dims, unsigned smem, CUstre
     return CUDA_ERROR_INVALID_VALUE;
   }
   if (dims[0] == 7) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  if (g_quiet) {
+    atomic_fetch_add(&g_launches, 1);
+    return CUDA_SUCCESS;
+  }
   char* p = g_last;
   char* end = g_last + sizeof(g_last);
   p += snprintf(p, end - p,
