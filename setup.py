@@ -57,10 +57,23 @@ class BuildPyWithData(build_py):
         return outputs
 
 
+def _cuda_include_dir() -> str | None:
+    """The CUDA toolkit's include folder (for cuda.h), or None: then ``tvm_ffi.cuda`` is
+    built without its launch half and says so when used."""
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    for root in roots:
+        if root and os.path.isfile(os.path.join(root, "include", "cuda.h")):
+            return os.path.join(root, "include")
+    return None
+
+
+CUDA_INCLUDE = _cuda_include_dir()
+
 ext = Pybind11Extension(
     "tvm_ffi._core",
     sorted(glob("src/python/*.cc")),
-    include_dirs=["include"],
+    include_dirs=["include", *([CUDA_INCLUDE] if CUDA_INCLUDE else [])],
+    define_macros=[("TVM_FFI_PY_WITH_CUDA", "1" if CUDA_INCLUDE else "0")],
     depends=sorted(glob("src/python/*.h")) + _tree_files("include"),
     cxx_std=17,
     extra_compile_args=["-O3", "-fvisibility=hidden"],

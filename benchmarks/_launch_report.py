@@ -6,6 +6,9 @@ import _common
 
 NAME = "launch_overhead"
 TARGET_DELTA_US = 0.3
+# tvm_ffi.cuda (a Python launcher with no C++ wrapper): its own target over the same floor.
+PYCUDA_TARGET_DELTA_US = 0.5
+PYCUDA_KEY = "pycuda_launch3"
 FLOOR_KEY = "cpp_rt3"
 # The Python launchers the target compares with: name -> row.
 PY_LAUNCHERS = {
@@ -25,6 +28,9 @@ def _labels(ref_name: str) -> dict[str, str]:
         "cpp_drv_ex3": "C++ cuLaunchKernelEx, CUkernel from cuLibraryLoadData",
         "ours_launch3": "tvm_ffi (this project), embedded CUBIN, 3 torch tensors + int",
         "ours_launch3_null": "tvm_ffi (this project), same on the default (NULL) stream",
+        "pycuda_launch3": "tvm_ffi.cuda launch: kernel.launch(1, 1, args), no C++ wrapper",
+        "pycuda_item3": "tvm_ffi.cuda kernel[grid, block](...), kernel[1, 1] per launch",
+        "pycuda_bound3": "tvm_ffi.cuda kernel[grid, block](...), kernel[1, 1] bound once",
         "ref_launch3": f"{ref_name} load_inline + embed_cubin (own process)",
         "triton3": "Triton @triton.jit launcher",
         "cupy3": "CuPy RawKernel",
@@ -34,6 +40,8 @@ def _labels(ref_name: str) -> dict[str, str]:
         "cpp_drv16": "C++ cuLaunchKernel, CUkernel",
         "cpp_drv_ex16": "C++ cuLaunchKernelEx, CUkernel",
         "ours_launch16": "tvm_ffi (this project), 15 torch tensors + int",
+        "pycuda_launch16": "tvm_ffi.cuda launch: kernel.launch(1, 1, args)",
+        "pycuda_bound16": "tvm_ffi.cuda kernel[grid, block](...), kernel[1, 1] bound once",
         "ref_launch16": f"{ref_name} (own process)",
         "triton16": "Triton @triton.jit launcher",
         "cupy16": "CuPy RawKernel",
@@ -62,6 +70,9 @@ SECTIONS = [
             "cpp_drv_ex3",
             "ours_launch3",
             "ours_launch3_null",
+            "pycuda_launch3",
+            "pycuda_item3",
+            "pycuda_bound3",
             "ref_launch3",
             "triton3",
             "cupy3",
@@ -77,6 +88,8 @@ SECTIONS = [
             "cpp_drv16",
             "cpp_drv_ex16",
             "ours_launch16",
+            "pycuda_launch16",
+            "pycuda_bound16",
             "ref_launch16",
             "triton16",
             "cupy16",
@@ -190,9 +203,14 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
         f"{raw.get('ref', '?')}, with the same batch method, interleaved with its own rows and "
         f"its own build of the same C++ floor only: it cannot be interleaved with this "
         f"process's rows; Triton is called as a pre-bound kernel[(1,)]",
+        "tvm_ffi.cuda loads the same CUBIN from Python (CubinModule(bytes)) and launches with "
+        "the same torch tensors + int on torch's current stream, with no C++ wrapper; its "
+        "'per launch' row writes kernel[1, 1](...) in the loop, the 'bound once' row calls a "
+        "launcher made before the loop (as Triton's kernel[(1,)])",
         "rows with no equivalent in a launcher (attributes in Triton/CuPy/cuda.core) are omitted",
     ]
     notes += raw.get("notes", [])
+    notes.append(pycuda_target_line(rows))
     notes.append(target_line(rows))
     return _common.report(NAME, mode, env, raw, sections, notes)
 
@@ -227,4 +245,28 @@ def target_line(rows: dict) -> str:
     return (
         f"target: this project {ours:.3f} us = floor {delta:+.3f} us "
         f"(<= +{TARGET_DELTA_US}: {verdict}); {rank}"
+    )
+
+
+def pycuda_target_line(rows: dict) -> str:
+    """tvm_ffi.cuda's target: <= floor + 0.5 us and faster than every other Python launcher."""
+    ours, floor = _median(rows, PYCUDA_KEY), _median(rows, FLOOR_KEY)
+    if ours is None or floor is None:
+        return "target tvm_ffi.cuda (<= floor + 0.5 us, fastest Python launcher): not measured"
+    others = {name: _comparable(rows, name, key, floor) for name, key in PY_LAUNCHERS.items()}
+    others = {k: v for k, v in others.items() if v[0] is not None}
+    delta = ours - floor
+    verdict = _common.verdict(delta, PYCUDA_TARGET_DELTA_US)
+    if not others:
+        rank = "no other Python launcher measured"
+    else:
+        name, (value, how) = min(others.items(), key=lambda kv: kv[1][0])
+        rank = (
+            "fastest Python launcher: MET"
+            if ours < value
+            else f"fastest Python launcher: MISSED ({name} {value:.3f} us{how})"
+        )
+    return (
+        f"target tvm_ffi.cuda: kernel.launch {ours:.3f} us = floor {delta:+.3f} us "
+        f"(<= +{PYCUDA_TARGET_DELTA_US}: {verdict}); {rank}"
     )

@@ -7,14 +7,17 @@ Paths: the C++ floor (a module loaded into this process whose functions loop in 
 cudaLaunchKernel, cuLaunchKernel and cuLaunchKernelEx, on the same CUBIN, stream and arguments);
 this project (the CUBIN embedded with ``load_inline(embed_cubin=...)``, called with torch tensors
 and an int), broken down into the binding alone, the binding + TVMFFIEnvGetStream, and the
-launch; apache-tvm-ffi (same sources, own process: same import name); Triton's launcher; CuPy
-RawKernel; cuda.core launch; torch ``x.add_(1)`` for reference. Also 16 arguments and
-cluster 2x1x1 + PDL.
+launch; ``tvm_ffi.cuda`` (the same CUBIN loaded from Python, no C++: ``kernel.launch`` and
+``kernel[grid, block](...)``); apache-tvm-ffi (same sources, own process: same import name);
+Triton's launcher; CuPy RawKernel; cuda.core launch; torch ``x.add_(1)`` for reference. Also
+16 arguments and cluster 2x1x1 + PDL.
 
 Method (see _interleave): each sample is the enqueue time of one batch of launches (well below
 the GPU's queue depth, synchronized after, untimed) / the batch size; every row is measured
 once per round, in an order rotated each round, after warm-up rounds; median, min, p10-p90.
-Target: this project <= C++ cudaLaunchKernel + 0.3 us, and the fastest Python launcher.
+Target: this project <= C++ cudaLaunchKernel + 0.3 us, and the fastest Python launcher;
+tvm_ffi.cuda's kernel.launch (no C++ wrapper) <= the floor + 0.5 us, and the fastest Python
+launcher.
 Run: python benchmarks/launch_overhead.py [--quick] [--json PATH] [--ref-wheel W | --ref-path D]
 """
 
@@ -53,6 +56,14 @@ FLOOR_ROWS = {
 # The floors apache-tvm-ffi's worker measures beside its rows, in its own process.
 REF_FLOORS = {"floor_rt3": "floor_cuda_launch_kernel", "floor_rt16": "floor_cuda_launch_kernel_16"}
 PROJECT_KEYS = ("launch3", "launch3_null", "launch16", "nolaunch", "getstream", "attrs3")
+# tvm_ffi.cuda's rows: the CUBIN loaded from Python, launched with no C++ wrapper.
+PYCUDA_KEYS = (
+    "pycuda_launch3",
+    "pycuda_item3",
+    "pycuda_bound3",
+    "pycuda_launch16",
+    "pycuda_bound16",
+)
 REF_KEYS = ("launch3", "launch16", "nolaunch", "getstream", *REF_FLOORS)
 
 
@@ -197,6 +208,46 @@ def measure(rows: dict, failed: dict, p: dict, sync) -> dict[str, dict]:
     return out
 
 
+def _subscript_batch(kernel, args: tuple, launches: int):
+    """``kernel[1, 1](a, b, c, n)`` written out in the loop, as a user's code reads: the
+    launcher object is made on every launch."""
+    a, b, c, n = args
+
+    def run() -> None:
+        k = kernel
+        for _ in range(launches):
+            k[1, 1](a, b, c, n)
+
+    return run
+
+
+def pycuda_rows(
+    cubin_path: Path, tensors: list, launches: int
+) -> tuple[dict[str, _interleave.Row], dict[str, str]]:
+    """tvm_ffi.cuda's rows: ``kernel.launch(1, 1, args)``, ``kernel[1, 1](*args)`` made per
+    launch, and the launcher ``kernel[1, 1]`` made once (as Triton's ``kernel[(1,)]``)."""
+    import importlib
+
+    t = tensors
+    batch = _interleave.python_batch
+    try:
+        cuda = importlib.import_module("tvm_ffi.cuda")
+        mod = cuda.CubinModule(cubin_path.read_bytes())
+        k3, k16 = mod["empty"], mod["empty16"]
+    except Exception as exc:
+        return {}, dict.fromkeys(PYCUDA_KEYS, _common.error_reason(exc))
+    args3 = (t[0], t[1], t[2], _launchers.N_VALUE)
+    args16 = (*t, _launchers.N_VALUE)
+    rows = {
+        "pycuda_launch3": _interleave.Row(batch(k3.launch, (1, 1, args3), launches)),
+        "pycuda_item3": _interleave.Row(_subscript_batch(k3, args3, launches)),
+        "pycuda_bound3": _interleave.Row(batch(k3[1, 1], args3, launches)),
+        "pycuda_launch16": _interleave.Row(batch(k16.launch, (1, 1, args16), launches)),
+        "pycuda_bound16": _interleave.Row(batch(k16[1, 1], args16, launches)),
+    }
+    return rows, {}
+
+
 # ----------------------------------------------------------------------------- driver
 
 
@@ -291,6 +342,12 @@ def collect(args, workdir: Path) -> dict:
         rename = {k: k if k in FLOOR_ROWS else f"ours_{k}" for k in (*PROJECT_KEYS, *FLOOR_ROWS)}
         all_rows = {rename[k]: v for k, v in own.items()}
         all_failed = {rename[k]: v for k, v in failed.items()}
+        if cpp is not None:
+            py_rows, py_failed = pycuda_rows(cubin_path, t, p["launches"])
+            all_rows.update(py_rows)
+            all_failed.update(py_failed)
+        else:
+            all_failed.update(dict.fromkeys(PYCUDA_KEYS, ours_error))
         try:
             others, others_failed = _launchers.other_rows(
                 cubin_path, t, stream.cuda_stream, p["launches"]

@@ -52,7 +52,7 @@ __all__ = [
 
 _FROM_MODULE = ("Function", "Module", "load_module")
 _FROM_STREAM = ("Device", "device", "get_raw_stream", "use_raw_stream", "use_torch_stream")
-_SUBPACKAGES = ("config", "cpp", "libinfo", "utils")
+_SUBPACKAGES = ("config", "cpp", "cuda", "libinfo", "utils")
 
 
 def __getattr__(name: str) -> Any:

@@ -14,6 +14,8 @@
 namespace py = pybind11;
 
 namespace tvm_ffi_py {
+void RegisterCuda(py::module_& m);  // cuda_module.cc: tvm_ffi.cuda's half of _core
+
 namespace {
 
 class Module {
@@ -129,6 +131,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("load_module", &tvm_ffi_py::LoadModule, py::arg("path"),
         "Load a library built with TVM_FFI_DLL_EXPORT_TYPED_FUNC and return its Module.");
   m.attr("ABI_VERSION") = TVM_FFI_ABI_VERSION;
+  tvm_ffi_py::RegisterCuda(m);
 
   // tvm_ffi.use_raw_stream / get_raw_stream (python/tvm_ffi/_stream.py).
   m.def(

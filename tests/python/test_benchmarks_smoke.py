@@ -194,6 +194,22 @@ def test_reference_is_compared_on_its_own_floor(bench):
     assert "fastest Python launcher: MISSED (ref 3.000 us, floor-adjusted)" in text
 
 
+def test_launch_overhead_pycuda_target(bench):
+    mod, c = bench["launch_overhead"], bench["_common"]
+    raw = _launch_rows(bench, 2.2)
+    raw["rows"]["pycuda_launch3"] = okl(bench, [2.4])
+    raw["rows"]["pycuda_bound3"] = okl(bench, [2.3])
+    text = c.render_report(mod.make_report(raw, "quick", FAKE_ENV))
+    assert "tvm_ffi.cuda kernel[grid, block](...), kernel[1, 1] bound once" in text
+    assert (
+        "note: target tvm_ffi.cuda: kernel.launch 2.400 us = floor +0.400 us (<= +0.5: MET); "
+        "fastest Python launcher: MET"
+    ) in text
+    raw["rows"]["pycuda_launch3"] = okl(bench, [3.5])
+    text = c.render_report(mod.make_report(raw, "quick", FAKE_ENV))
+    assert "(<= +0.5: MISSED); fastest Python launcher: MISSED (ref 3.400 us)" in text
+
+
 def test_launch_overhead_report_without_floor(bench):
     mod, c = bench["launch_overhead"], bench["_common"]
     raw = {"params": mod.params(True), "rows": {}, "notes": ["C++ floor failed: nvcc"]}
@@ -318,6 +334,9 @@ def test_launch_overhead_collect_on_fakes(bench, monkeypatch, tmp_path):
     for key in ("triton3", "cupy16", "cuda_core3"):
         assert rows[key]["status"] == "n/a", key
         assert rows[key]["reason"].startswith("ModuleNotFoundError: "), key
+    for key in mod.PYCUDA_KEYS:  # tvm_ffi.cuda refuses the fake CUBIN before any driver call
+        assert rows[key]["status"] == "n/a", key
+        assert rows[key]["reason"].startswith("ValueError: cannot load module <10-byte image>")
     assert rows["ref_launch3"]["median"] == 3.0 and raw["versions"]["ref"] == "0.1.15"
     assert raw["notes"][-1].startswith("drift check: C++ cudaLaunchKernel floor median")
     text = c.render_report(mod.make_report(raw, "quick", FAKE_ENV))

@@ -1,0 +1,149 @@
+/*
+ * A kernel's parameter layout (offset and size of each parameter), read from the image.
+ *
+ * ptxas writes, for each kernel, a section ".nv.info.<kernel>" of attribute records; one
+ * EIATTR_KPARAM_INFO record per parameter gives its ordinal, its offset in the parameter
+ * buffer and its size. Reading them needs no driver, so the layout is known on any driver
+ * (cuKernelGetParamInfo, which gives the same numbers, needs CUDA 12.4) and can be checked
+ * on a machine without a GPU. Python launches size their int and float arguments from it.
+ *
+ * Record format: u8 format, u8 attribute, then by format: EIFMT_NVAL (1) no value, EIFMT_BVAL
+ * (2) and EIFMT_HVAL (3) a 2-byte value, EIFMT_SVAL (4) a u16 length and that many bytes.
+ * EIATTR_KPARAM_INFO (0x17) is an SVAL of at least 12 bytes: u32 index, u16 ordinal, u16
+ * offset, u32 whose bits 18..31 are the size in bytes. Every read is bounds-checked; a
+ * section that does not parse, or ordinals that are not 0..n-1 each once, give "no layout".
+ */
+#ifndef TVM_FFI_EXTRA_CUDA_DETAIL_PARAM_INFO_H_
+#define TVM_FFI_EXTRA_CUDA_DETAIL_PARAM_INFO_H_
+
+#include <tvm/ffi/extra/cuda/detail/cubin_image.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+// Hidden: each library keeps its own copy; no library binds to another's instantiations.
+TVM_FFI_DETAIL_HIDDEN_BEGIN
+namespace tvm {
+namespace ffi {
+namespace detail {
+
+/*! \brief Where one kernel parameter lives in the parameter buffer. */
+struct ParamSlot {
+  uint32_t offset;
+  uint32_t size;
+};
+
+constexpr uint8_t kEiFormatSval = 4;
+constexpr uint8_t kEiAttrKparamInfo = 0x17;
+// Fatbin entry flag of a compressed payload: its ELF cannot be read in place.
+constexpr uint64_t kFatbinFlagCompressed = 0x2000;
+
+/*! \brief The layout from a .nv.info.<kernel> section's bytes; false when it does not parse. */
+inline bool ParseKernelInfo(const char* d, size_t n, std::vector<ParamSlot>* out) {
+  std::vector<ParamSlot> slots;
+  std::vector<bool> seen;
+  size_t at = 0;
+  while (n - at >= 4) {
+    const uint8_t format = static_cast<uint8_t>(d[at]);
+    const uint8_t attr = static_cast<uint8_t>(d[at + 1]);
+    if (format != kEiFormatSval) {
+      at += 4;
+      continue;
+    }
+    const uint16_t len = ReadImage<uint16_t>(d + at + 2);
+    if (!InImage(at + 4, len, n)) return false;
+    if (attr == kEiAttrKparamInfo) {
+      if (len < 12) return false;
+      const char* rec = d + at + 4;
+      const uint16_t ordinal = ReadImage<uint16_t>(rec + 4);
+      const uint16_t offset = ReadImage<uint16_t>(rec + 6);
+      const uint32_t size = ReadImage<uint32_t>(rec + 8) >> 18;
+      if (ordinal >= slots.size()) {
+        slots.resize(ordinal + 1u, ParamSlot{0, 0});
+        seen.resize(ordinal + 1u, false);
+      }
+      if (seen[ordinal]) return false;
+      seen[ordinal] = true;
+      slots[ordinal] = ParamSlot{offset, size};
+    }
+    at += 4 + len;
+  }
+  for (bool s : seen) {
+    if (!s) return false;
+  }
+  *out = std::move(slots);
+  return true;
+}
+
+/*! \brief The layout of `kernel` from a CUBIN (ELF); false when the image does not say. */
+inline bool CubinParamLayout(const char* d, size_t n, const std::string& kernel,
+                             std::vector<ParamSlot>* out) {
+  if (d == nullptr || n < 64 || !IsElf(d, n)) return false;
+  const ElfHeader h(d);
+  if (h.shentsize != 64 || h.shstrndx == 0 || h.shstrndx >= h.shnum ||
+      !InImage(h.shoff, uint64_t{h.shnum} * 64, n)) {
+    return false;
+  }
+  auto section = [&](uint64_t i) { return d + h.shoff + 64 * i; };
+  const char* strtab = section(h.shstrndx);
+  const uint64_t str_off = ReadImage<uint64_t>(strtab + 24);
+  const uint64_t str_size = ReadImage<uint64_t>(strtab + 32);
+  if (!InImage(str_off, str_size, n)) return false;
+  const std::string wanted = ".nv.info." + kernel;
+  for (uint16_t i = 0; i < h.shnum; ++i) {
+    const char* hdr = section(i);
+    const uint32_t name = ReadImage<uint32_t>(hdr);
+    // Compared with the NUL, so ".nv.info.add" does not match ".nv.info.add_one".
+    if (!InImage(name, wanted.size() + 1, str_size) ||
+        std::memcmp(d + str_off + name, wanted.c_str(), wanted.size() + 1) != 0) {
+      continue;
+    }
+    const uint64_t off = ReadImage<uint64_t>(hdr + 24);
+    const uint64_t size = ReadImage<uint64_t>(hdr + 32);
+    if (!InImage(off, size, n)) return false;
+    return ParseKernelInfo(d + off, static_cast<size_t>(size), out);
+  }
+  return false;
+}
+
+/*!
+ * \brief The layout of `kernel` from a CUBIN, or from the first uncompressed CUBIN entry of a
+ *  fatbin that has it (every architecture's build of a kernel has the same layout). False for
+ *  PTX, compressed fatbins and kernels the image does not describe: ask the driver then.
+ */
+inline bool ImageParamLayout(const char* d, size_t n, const std::string& kernel,
+                             std::vector<ParamSlot>* out) {
+  if (d == nullptr) return false;
+  if (IsElf(d, n)) return CubinParamLayout(d, n, kernel, out);
+  if (!IsFatbin(d, n)) return false;
+  size_t pos = 0;
+  while (n - pos >= 16 && ReadImage<uint32_t>(d + pos) == kFatbinMagic) {
+    const uint16_t header = ReadImage<uint16_t>(d + pos + 6);
+    const uint64_t body = ReadImage<uint64_t>(d + pos + 8);
+    if (header < 16 || !InImage(header, body, n - pos)) return false;
+    size_t at = pos + header;
+    const size_t end = at + static_cast<size_t>(body);
+    while (end - at >= 16) {
+      const uint16_t kind = ReadImage<uint16_t>(d + at);
+      const uint32_t entry_header = ReadImage<uint32_t>(d + at + 4);
+      const uint64_t payload = ReadImage<uint64_t>(d + at + 8);
+      if (entry_header < 16 || !InImage(entry_header, payload, end - at)) return false;
+      if (kind == 2 && entry_header >= 48 &&
+          (ReadImage<uint64_t>(d + at + 40) & kFatbinFlagCompressed) == 0 &&
+          CubinParamLayout(d + at + entry_header, static_cast<size_t>(payload), kernel, out)) {
+        return true;
+      }
+      at += entry_header + static_cast<size_t>(payload);
+    }
+    pos = end;
+  }
+  return false;
+}
+
+}  // namespace detail
+}  // namespace ffi
+}  // namespace tvm
+TVM_FFI_DETAIL_HIDDEN_END
+#endif  // TVM_FFI_EXTRA_CUDA_DETAIL_PARAM_INFO_H_

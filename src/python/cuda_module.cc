@@ -1,0 +1,231 @@
+// tvm_ffi.cuda's bindings in _core: the loaded module (_CubinModule), and the driver-free
+// helpers the CPU tests drive (_cuda_param_layout, _cuda_parse_signature, _cuda_dim3,
+// _cuda_pack_args). The module part needs the CUDA toolkit headers at build time.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <tvm/ffi/extra/cuda/detail/param_info.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "call_frame.h"
+#include "cuda_args.h"
+#include "cuda_launch.h"
+#include "function.h"
+
+namespace py = pybind11;
+
+namespace tvm_ffi_py {
+namespace {
+
+[[noreturn]] void ThrowPython() { throw py::error_already_set(); }
+
+cuda::Layout LayoutArg(const py::object& params) {
+  cuda::Layout layout;
+  if (py::isinstance<py::str>(params)) {
+    std::string error;
+    if (!cuda::ParseSignature(params.cast<std::string>(), &layout, &error)) {
+      throw py::value_error("cannot read the signature '" + params.cast<std::string>() +
+                            "': " + error);
+    }
+    return layout;
+  }
+  return cuda::LayoutFromSlots(params.cast<std::vector<std::pair<uint32_t, uint32_t>>>());
+}
+
+#if TVM_FFI_PY_WITH_CUDA
+namespace detail = tvm::ffi::detail;
+
+/*! \brief A loaded image and the bytes its parameter layouts are read from. */
+class CudaModule {
+ public:
+  static CudaModule FromBytes(const py::bytes& image) {
+    std::string data = image;
+    try {
+      tvm::ffi::CubinModule mod(data.data(), data.size());
+      return CudaModule(std::move(mod), std::move(data));
+    } catch (const tvm::ffi::Error& e) {
+      cuda::RaiseFfiError(e);
+      ThrowPython();
+    }
+  }
+
+  static CudaModule FromFile(const std::string& path) {
+    try {
+      tvm::ffi::CubinModule mod = tvm::ffi::CubinModule::FromFile(path);
+      std::string data;
+      detail::ReadFile(path, &data);  // just read by FromFile; only layouts come from it
+      return CudaModule(std::move(mod), std::move(data));
+    } catch (const tvm::ffi::Error& e) {
+      cuda::RaiseFfiError(e);
+      ThrowPython();
+    }
+  }
+
+  py::object GetKernel(const std::string& name) const {
+    auto kernel = std::make_shared<tvm::ffi::CubinKernel>();
+    try {
+      *kernel = module_.GetKernel(name);
+    } catch (const tvm::ffi::Error& e) {
+      // A name the module lacks is a lookup miss: KeyError, with the kernels it has.
+      const bool missing =
+          e.message().find(detail::DriverErrorText(CUDA_ERROR_NOT_FOUND)) != std::string::npos;
+      PyErr_SetString(missing ? PyExc_KeyError : ExceptionForKind(e.kind().c_str()),
+                      e.message().c_str());
+      ThrowPython();
+    }
+    cuda::Layout layout = LayoutOf(name, *kernel);
+    PyObject* out = cuda::NewKernel(std::move(kernel), std::move(layout), name, label());
+    if (out == nullptr) ThrowPython();
+    return py::reinterpret_steal<py::object>(out);
+  }
+
+  std::vector<std::string> KernelNames() const {
+    try {
+      return module_.KernelNames();
+    } catch (const tvm::ffi::Error& e) {
+      cuda::RaiseFfiError(e);
+      ThrowPython();
+    }
+  }
+
+  const std::string& label() const { return module_.label(); }
+  uintptr_t handle() const { return reinterpret_cast<uintptr_t>(module_.GetHandle()); }
+
+ private:
+  CudaModule(tvm::ffi::CubinModule mod, std::string image)
+      : module_(std::move(mod)), image_(std::move(image)) {}
+
+  // The image's own record first (any driver), then cuKernelGetParamInfo (CUDA 12.4).
+  cuda::Layout LayoutOf(const std::string& name, const tvm::ffi::CubinKernel& kernel) const {
+    std::vector<detail::ParamSlot> slots;
+    cuda::Layout layout;
+    if (detail::ImageParamLayout(image_.data(), image_.size(), name, &slots)) {
+      std::vector<std::pair<uint32_t, uint32_t>> pairs;
+      for (const auto& s : slots) pairs.emplace_back(s.offset, s.size);
+      return cuda::LayoutFromSlots(pairs);
+    }
+    const detail::DriverApi& api = detail::DriverApi::Get();
+    if (api.KernelGetParamInfo == nullptr) {
+      layout.unknown_reason =
+          "its parameter layout is unknown (the image does not record it, and "
+          "cuKernelGetParamInfo needs a CUDA 12.4 or newer driver)";
+      return layout;
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (size_t i = 0;; ++i) {
+      size_t offset = 0, size = 0;
+      const CUresult r = api.KernelGetParamInfo(kernel.GetHandle(), i, &offset, &size);
+      if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
+      if (r != CUDA_SUCCESS) {
+        layout.unknown_reason =
+            "its parameter layout is unknown (cuKernelGetParamInfo: " + detail::DriverErrorText(r) +
+            ")";
+        return layout;
+      }
+      pairs.emplace_back(static_cast<uint32_t>(offset), static_cast<uint32_t>(size));
+    }
+    return cuda::LayoutFromSlots(pairs);
+  }
+
+  tvm::ffi::CubinModule module_;
+  std::string image_;
+};
+
+py::tuple DeviceCapability(int device) {
+  const detail::DriverApi& api = detail::DriverApi::Get();
+  int major = 0, minor = 0;
+  CUresult r = api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  if (r == CUDA_SUCCESS) {
+    r = api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  }
+  if (r != CUDA_SUCCESS) {
+    throw py::value_error("cannot read the compute capability of CUDA device " +
+                          std::to_string(device) + ": " + detail::DriverErrorText(r));
+  }
+  return py::make_tuple(major, minor);
+}
+#endif  // TVM_FFI_PY_WITH_CUDA
+
+}  // namespace
+
+void RegisterCuda(py::module_& m) {
+  m.def(
+      "_cuda_param_layout",
+      [](const py::bytes& image, const std::string& kernel) -> py::object {
+        const std::string data = image;
+        std::vector<tvm::ffi::detail::ParamSlot> slots;
+        if (!tvm::ffi::detail::ImageParamLayout(data.data(), data.size(), kernel, &slots)) {
+          return py::none();
+        }
+        py::list out;
+        for (const auto& s : slots) out.append(py::make_tuple(s.offset, s.size));
+        return out;
+      },
+      py::arg("image"), py::arg("kernel"),
+      "(offset, size) of each parameter of `kernel` as the image records it, or None.");
+  m.def(
+      "_cuda_parse_signature",
+      [](const py::object& sig) {
+        const cuda::Layout layout = LayoutArg(sig);
+        py::list out;
+        for (const cuda::Param& p : layout.params) {
+          out.append(py::make_tuple(p.offset, p.size, cuda::ParamName(p)));
+        }
+        return out;
+      },
+      py::arg("signature"), "(offset, size, type name) of each parameter of a signature.");
+  m.def(
+      "_cuda_dim3",
+      [](const py::object& value, const std::string& label) {
+        uint32_t d[3];
+        if (!cuda::ParseDim3(value.ptr(), label.c_str(), d)) ThrowPython();
+        return py::make_tuple(d[0], d[1], d[2]);
+      },
+      py::arg("value"), py::arg("label") = "grid", "grid or block as (x, y, z).");
+  m.def(
+      "_cuda_pack_args",
+      [](const py::object& params, const py::tuple& args, bool accept_host) {
+        const cuda::Layout layout = LayoutArg(params);
+        std::vector<char> buffer(cuda::BufferSize(layout) + 1, '\x5a');  // poisoned padding
+        std::vector<void*> pointers(layout.params.size() + 1);
+        FunctionObject func;
+        std::memset(&func, 0, sizeof(func));
+        func.name = "kernel";
+        cuda::LaunchTarget target;
+        {
+          CallFrame frame(&func);
+          std::vector<PyObject*> items;
+          for (const py::handle& a : args) items.push_back(a.ptr());
+          if (cuda::PackArgs("kernel \"k\" in module <test>", layout, items.data(),
+                             static_cast<Py_ssize_t>(items.size()), buffer.data(), pointers.data(),
+                             &target, &frame, accept_host) != 0) {
+            ThrowPython();
+          }
+        }
+        return py::make_tuple(py::bytes(buffer.data(), buffer.size() - 1), target.device);
+      },
+      py::arg("params"), py::arg("args"), py::arg("accept_host") = false,
+      "Pack args against a layout or signature: (parameter buffer, CUDA device or -1).");
+#if TVM_FFI_PY_WITH_CUDA
+  m.attr("_cuda_available") = true;
+  if (cuda::InitKernelTypes() == nullptr) ThrowPython();
+  m.attr("CubinKernel") =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(cuda::InitKernelTypes()));
+  py::class_<CudaModule>(m, "_CubinModule", "A loaded CUBIN, PTX or fatbin image.")
+      .def_static("from_bytes", &CudaModule::FromBytes, py::arg("image"))
+      .def_static("from_file", &CudaModule::FromFile, py::arg("path"))
+      .def("get_kernel", &CudaModule::GetKernel, py::arg("name"))
+      .def_property_readonly("kernel_names", &CudaModule::KernelNames)
+      .def_property_readonly("label", &CudaModule::label)
+      .def_property_readonly("handle", &CudaModule::handle);
+  m.def("_cuda_device_capability", &DeviceCapability, py::arg("device"));
+#else
+  m.attr("_cuda_available") = false;
+#endif
+}
+
+}  // namespace tvm_ffi_py
