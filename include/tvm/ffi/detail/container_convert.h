@@ -37,7 +37,7 @@ T ElementFromArg(const TVMFFIAny* elements, size_t index) {
   try {
     return TypeTraits<T>::FromArg(elements[index]);
   } catch (ConversionError& e) {
-    e.path = "[" + std::to_string(index) + "]" + e.path;
+    e.path = Concat({"[", DecimalText(index), "]", e.path});
     throw;
   }
 }
@@ -47,7 +47,7 @@ void ElementToResult(const T& value, size_t index, TVMFFIAny* out, char** cursor
   try {
     TypeTraits<T>::ToResult(value, out, cursor);
   } catch (ConversionError& e) {
-    e.path = "[" + std::to_string(index) + "]" + e.path;
+    e.path = Concat({"[", DecimalText(index), "]", e.path});
     throw;
   }
 }
@@ -173,7 +173,7 @@ struct TypeTraits<std::tuple<Ts...>> {
   }
   [[noreturn]] TVM_FFI_COLD static void ThrowWrongLength(const TVMFFIAny& v) {
     throw ConversionError{"", TypeName<std::tuple<Ts...>>(),
-                          AnyTypeName(v) + " of length " + std::to_string(v.size), ""};
+                          Concat({AnyTypeName(v), " of length ", DecimalText(v.size)}), ""};
   }
 };
 
@@ -229,11 +229,11 @@ struct TypeTraits<Shape> {
 };
 
 /*! \brief "'key'" for a string key, else the entry's position: where a conversion failed. */
-inline std::string MapEntryLabel(const TVMFFIAny& key, size_t index) {
+TVM_FFI_COLD inline std::string MapEntryLabel(const TVMFFIAny& key, size_t index) {
   if (key.type_code == kTVMFFIStr) {
-    return "['" + std::string(key.v_str, static_cast<size_t>(key.size)) + "']";
+    return Concat({"['", std::string_view(key.v_str, static_cast<size_t>(key.size)), "']"});
   }
-  return "[entry " + std::to_string(index) + "]";
+  return Concat({"[entry ", DecimalText(index), "]"});
 }
 
 /*! \brief A dict; returned as a dict (insertion order kept). */
