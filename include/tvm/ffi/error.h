@@ -10,8 +10,8 @@
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/append.h>
+#include <tvm/ffi/detail/ref_count.h>
 
-#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -36,7 +36,7 @@ class Error : public std::exception {
   // No move constructor on purpose: a moved-from Error would have no data, and copying is
   // cheap and cannot throw, as copying an exception (catch by value) must not.
   Error(const Error& other) noexcept : data_(other.data_) {
-    data_->refs.fetch_add(1, std::memory_order_relaxed);
+    data_->refs.Increment();
   }
   Error& operator=(const Error& other) noexcept {
     Error copy(other);
@@ -44,7 +44,7 @@ class Error : public std::exception {
     return *this;
   }
   ~Error() override {
-    if (data_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete data_;
+    if (data_->refs.Decrement()) delete data_;
   }
 
   const std::string& kind() const noexcept { return data_->kind; }
@@ -61,7 +61,7 @@ class Error : public std::exception {
     std::string file;
     int line;
     std::string what;
-    std::atomic<size_t> refs{1};
+    detail::RefCount<size_t> refs{1};
     Data(std::string k, std::string m, std::string f, int l)
         : kind(std::move(k)),
           message(std::move(m)),

@@ -22,7 +22,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <new>
 #include <string>
 #include <string_view>
@@ -82,6 +81,18 @@ TVM_FFI_COLD std::string TypeName() {
 template <typename T>
 [[noreturn]] TVM_FFI_COLD void ThrowTypeMismatch(const TVMFFIAny& v) {
   throw ConversionError{"", TypeName<T>(), AnyTypeName(v), ""};
+}
+
+// An integer type's range without <limits> (one header fewer for every wrapper to parse).
+template <typename T>
+constexpr T IntMax() {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(std::is_signed_v<T> ? static_cast<U>(static_cast<U>(~U{0}) >> 1)
+                                            : static_cast<U>(~U{0}));
+}
+template <typename T>
+constexpr T IntMin() {
+  return std::is_signed_v<T> ? static_cast<T>(-IntMax<T>() - 1) : T{0};
 }
 
 constexpr size_t RoundUp8(size_t n) { return (n + 7) & ~static_cast<size_t>(7); }
@@ -192,7 +203,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
     SetScalar(out, kTVMFFIInt);
     out->v_int64 = static_cast<int64_t>(v);
     if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t)) {
-      if (v > static_cast<T>(std::numeric_limits<int64_t>::max())) {
+      if (v > static_cast<T>(INT64_MAX)) {
         out->flags = TVM_FFI_INT_IS_UNSIGNED;
       }
     }
@@ -201,10 +212,10 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
  private:
   static bool Fits(int64_t x) {
     if constexpr (std::is_signed_v<T>) {
-      return x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-             x <= static_cast<int64_t>(std::numeric_limits<T>::max());
+      return x >= static_cast<int64_t>(IntMin<T>()) &&
+             x <= static_cast<int64_t>(IntMax<T>());
     } else {
-      return x >= 0 && static_cast<uint64_t>(x) <= std::numeric_limits<T>::max();
+      return x >= 0 && static_cast<uint64_t>(x) <= IntMax<T>();
     }
   }
   [[noreturn]] TVM_FFI_COLD static void ThrowOutOfRange(const DecimalText& got) {
@@ -212,8 +223,8 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
     throw ConversionError{
         "", "", "",
         Concat({"must fit in ", std::is_signed_v<T> ? "int" : "uint", DecimalText(sizeof(T) * 8),
-                " [", DecimalText(static_cast<Wide>(std::numeric_limits<T>::min())), ", ",
-                DecimalText(static_cast<Wide>(std::numeric_limits<T>::max())), "] (got ", got,
+                " [", DecimalText(static_cast<Wide>(IntMin<T>())), ", ",
+                DecimalText(static_cast<Wide>(IntMax<T>())), "] (got ", got,
                 ")"})};
   }
 };

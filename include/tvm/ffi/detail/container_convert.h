@@ -209,24 +209,30 @@ struct TypeTraits<Tuple<Ts...>> : TypeTraits<std::tuple<Ts...>> {
   }
 };
 
-/*! \brief A list or tuple of ints; returned as a tuple. */
-template <>
-struct TypeTraits<Shape> {
+/*!
+ * \brief A list or tuple of ints; returned as a tuple. A template (ShapeT is always Shape) so
+ *  that its vector code is instantiated only in a library that exports a Shape, not in all.
+ */
+template <typename ShapeT>
+struct ShapeTraits {
   using Base = TypeTraits<std::vector<int64_t>>;
   static constexpr bool kArg = true;
   static constexpr bool kResult = true;
   static constexpr bool kInlineResult = false;
   static void AppendName(std::string* out) { *out += "tuple[int, ...]"; }
-  static Shape FromArg(const TVMFFIAny& v) {
-    if (v.type_code != kTVMFFIArray) ThrowTypeMismatch<Shape>(v);
-    return Shape(Base::FromArg(v));
+  static ShapeT FromArg(const TVMFFIAny& v) {
+    if (v.type_code != kTVMFFIArray) ThrowTypeMismatch<ShapeT>(v);
+    return ShapeT(Base::FromArg(v));
   }
-  static size_t ResultBytes(const Shape& v) { return v.size() * sizeof(TVMFFIAny); }
-  static void ToResult(const Shape& v, TVMFFIAny* out, char** cursor) {
+  static size_t ResultBytes(const ShapeT& v) { return v.size() * sizeof(TVMFFIAny); }
+  static void ToResult(const ShapeT& v, TVMFFIAny* out, char** cursor) {
     Base::ToResult(v.as_vector(), out, cursor);
     out->flags = TVM_FFI_ARRAY_IS_TUPLE;
   }
 };
+
+template <>
+struct TypeTraits<Shape> : ShapeTraits<Shape> {};
 
 /*! \brief "'key'" for a string key, else the entry's position: where a conversion failed. */
 TVM_FFI_COLD inline std::string MapEntryLabel(const TVMFFIAny& key, size_t index) {
