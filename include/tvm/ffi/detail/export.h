@@ -20,7 +20,6 @@
 #include <new>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -187,6 +186,20 @@ inline int SetFunctionInfoResult(const TVMFFIFunctionInfo* info, TVMFFIResult* r
 
 // ---- the call ------------------------------------------------------------------------------
 
+/*!
+ * \brief The converted arguments of one call: an aggregate of one slot per argument. Not a
+ *  std::tuple, whose constructors and recursive bases cost every signature far more to
+ *  instantiate; braced initialization still converts them left to right.
+ */
+template <size_t I, typename T>
+struct ArgSlot {
+  T value;
+};
+template <typename Indices, typename... Ts>
+struct ArgPack;
+template <size_t... I, typename... Ts>
+struct ArgPack<std::index_sequence<I...>, Ts...> : ArgSlot<I, Ts>... {};
+
 template <typename R, typename... Args>
 struct ExportSignature {
   static constexpr int32_t kNumArgs = static_cast<int32_t>(sizeof...(Args));
@@ -259,14 +272,14 @@ struct ExportSignature {
   static int CallUnpacked(const F& func, const TVMFFICallContext* ctx, const TVMFFIAny* args,
                           TVMFFIResult* result, int32_t* stage, std::index_sequence<I...>) {
     // Braced initialization converts left to right: the first bad argument is the one reported.
-    std::tuple<std::decay_t<Args>...> values{
-        ConvertArg<Args>(args[I], static_cast<int32_t>(I), stage)...};
+    ArgPack<std::index_sequence<I...>, std::decay_t<Args>...> values{
+        {ConvertArg<Args>(args[I], static_cast<int32_t>(I), stage)}...};
     (void)args, (void)values, (void)stage;
     *stage = kStageCall;
     if constexpr (std::is_void_v<R>) {
       {
         EnvCallScope env(ctx);
-        func(std::move(std::get<I>(values))...);
+        func(std::move(static_cast<ArgSlot<I, std::decay_t<Args>>&>(values).value)...);
       }
       SetNoneResult(result);
     } else {
@@ -275,7 +288,7 @@ struct ExportSignature {
       // environment is back in place.
       Value value = [&]() -> Value {
         EnvCallScope env(ctx);
-        return func(std::move(std::get<I>(values))...);
+        return func(std::move(static_cast<ArgSlot<I, std::decay_t<Args>>&>(values).value)...);
       }();
       *stage = kStageResult;
       SetResult<Value>(value, result);
