@@ -75,7 +75,10 @@ void add_one_cpu(tvm::ffi::TensorView x, tvm::ffi::TensorView y) {
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one_cpu, add_one_cpu);
 """
 
-WRAPPERS = {"guide-style (CUBIN launcher)": GUIDE_STYLE, "apache-style (prelude only)": APACHE_STYLE}
+WRAPPERS = {
+    "guide-style (CUBIN launcher)": GUIDE_STYLE,
+    "apache-style (prelude only)": APACHE_STYLE,
+}
 MODES = {"-fsyntax-only": ["-fsyntax-only"], "-O2 compile": ["-O2", "-fPIC", "-c"]}
 
 
@@ -83,9 +86,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=5, help="compiles per cell (median; default 5)")
     p.add_argument("--quick", action="store_true", help="one run per cell")
-    p.add_argument("--include", help="include dir to measure (default: the checkout's, else tvm_ffi's)")
+    p.add_argument(
+        "--include", help="include dir to measure (default: the checkout's, else tvm_ffi's)"
+    )
     p.add_argument("--baseline", metavar="REV", help="also measure this git revision's include/")
-    p.add_argument("--cxx", default=os.environ.get("CXX", "c++"), help="compiler (default $CXX or c++)")
+    p.add_argument(
+        "--cxx", default=os.environ.get("CXX", "c++"), help="compiler (default $CXX or c++)"
+    )
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args(argv)
     if args.runs < 1:
@@ -122,14 +129,15 @@ def export_revision(rev: str, dest: Path) -> Path:
 
 def compile_seconds(cmd: list[str]) -> float:
     """CPU seconds (user + sys) of one compiler run, children included."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{err}")
+    # stderr to a file, not a pipe: a long error log must not block the compiler before wait4.
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            log = err.read().decode(errors="replace")
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{log}")
     return usage.ru_utime + usage.ru_stime
 
 
@@ -139,7 +147,7 @@ def command(cxx: str, include: Path, cuda: Path | None, source: Path, mode: list
         cmd += ["-I", str(cuda)]
     for header in PRELUDE:
         cmd += ["-include", header]
-    return cmd + [str(source), "-o", os.devnull]
+    return [*cmd, str(source), "-o", os.devnull]
 
 
 def measure(args: argparse.Namespace, includes: dict[str, Path], workdir: Path) -> list[dict]:
@@ -159,7 +167,9 @@ def measure(args: argparse.Namespace, includes: dict[str, Path], workdir: Path) 
             samples: dict[str, list[float]] = {label: [] for label in includes}
             for _ in range(runs):
                 for label, include in includes.items():
-                    samples[label].append(compile_seconds(command(args.cxx, include, cuda, source, flags)))
+                    samples[label].append(
+                        compile_seconds(command(args.cxx, include, cuda, source, flags))
+                    )
             row["seconds"] = {label: statistics.median(s) for label, s in samples.items()}
             rows.append(row)
     return rows
@@ -190,16 +200,26 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline:
             includes[f"baseline ({args.baseline})"] = export_revision(args.baseline, workdir)
         includes["now"] = Path(args.include) if args.include else default_include()
-        rows = measure(args, includes, workdir)
+        if not (includes["now"] / "tvm" / "ffi" / "function.h").is_file():
+            raise SystemExit(f"--include {includes['now']}: no tvm/ffi/function.h there")
+        try:
+            rows = measure(args, includes, workdir)
+        except RuntimeError as exc:  # a wrapper did not compile: the command and its log
+            raise SystemExit(str(exc)) from None
     labels = list(includes)
     version = subprocess.run([args.cxx, "--version"], capture_output=True, text=True).stdout
-    print(f"{version.splitlines()[0] if version else args.cxx}; median CPU seconds (user + sys) "
-          f"of {rows[0]['runs']} run(s) per cell; include dirs: "
-          + ", ".join(f"{k} = {v}" for k, v in includes.items()))
+    print(
+        f"{version.splitlines()[0] if version else args.cxx}; median CPU seconds (user + sys) "
+        f"of {rows[0]['runs']} run(s) per cell; include dirs: "
+        + ", ".join(f"{k} = {v}" for k, v in includes.items())
+    )
     print(render(rows, labels))
     if args.json:
-        payload = {"compiler": version.splitlines()[0] if version else args.cxx, "rows": rows,
-                   "includes": {k: str(v) for k, v in includes.items()}}
+        payload = {
+            "compiler": version.splitlines()[0] if version else args.cxx,
+            "rows": rows,
+            "includes": {k: str(v) for k, v in includes.items()},
+        }
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
     return 0

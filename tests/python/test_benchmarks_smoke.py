@@ -729,7 +729,15 @@ def test_header_cost_quick_run(tmp_path):
         pytest.skip("no C++ compiler")
     out = tmp_path / "hc.json"
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "header_cost.py"), "--quick", "--cxx", cxx, "--json", str(out)],
+        [
+            sys.executable,
+            str(BENCH / "header_cost.py"),
+            "--quick",
+            "--cxx",
+            cxx,
+            "--json",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -763,3 +771,14 @@ def test_header_cost_refuses_a_bad_baseline(tmp_path):
     )
     assert proc.returncode == 1
     assert proc.stderr.startswith("--baseline no-such-rev: git archive failed: ")
+
+
+def test_header_cost_refuses_an_include_dir_without_the_headers(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "header_cost.py"), "--quick", "--include", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr == f"--include {tmp_path}: no tvm/ffi/function.h there\n"
