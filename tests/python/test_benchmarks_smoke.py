@@ -723,3 +723,81 @@ def test_floor_module_exports_every_loop(bench):
     for name in {*mod.FLOOR_ROWS.values(), *mod.REF_FLOORS.values()}:
         assert name in s.FLOOR_LOOPS
         assert f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({name}, Loop_{name});" in src
+
+
+# ----------------------------------------------------------------------------- header_cost.py
+
+
+def test_header_cost_prelude_is_load_inline_s():
+    """The script compiles wrappers the way load_inline does: with its prelude."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        header_cost = importlib.import_module("header_cost")
+    finally:
+        sys.path.remove(str(BENCH))
+    from tvm_ffi.cpp import _spec
+
+    assert header_cost.PRELUDE == _spec.PRELUDE_INCLUDES
+
+
+def test_header_cost_quick_run(tmp_path):
+    """--quick compiles every wrapper once per mode with the real compiler (CPU only) and
+    prints one table row per cell; a cell without cuda.h says why."""
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    out = tmp_path / "hc.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "header_cost.py"),
+            "--quick",
+            "--cxx",
+            cxx,
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    payload = json.loads(out.read_text())
+    cells = [(row["wrapper"], row["mode"]) for row in payload["rows"]]
+    assert cells == [
+        ("guide-style (CUBIN launcher)", "-fsyntax-only"),
+        ("guide-style (CUBIN launcher)", "-O2 compile"),
+        ("apache-style (prelude only)", "-fsyntax-only"),
+        ("apache-style (prelude only)", "-O2 compile"),
+    ]
+    for row in payload["rows"]:
+        assert row["runs"] == 1
+        if "skipped" in row:
+            assert row["skipped"] == "no cuda.h (set CUDA_HOME)"
+        else:
+            assert list(row["seconds"]) == ["now"] and row["seconds"]["now"] > 0
+    table = proc.stdout.splitlines()[-6:]
+    assert table[0] == "| wrapper | mode | now |"
+    assert len(table) == 6 and all(line.startswith("| ") for line in table)
+
+
+def test_header_cost_refuses_a_bad_baseline(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "header_cost.py"), "--quick", "--baseline", "no-such-rev"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("--baseline no-such-rev: git archive failed: ")
+
+
+def test_header_cost_refuses_an_include_dir_without_the_headers(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "header_cost.py"), "--quick", "--include", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr == f"--include {tmp_path}: no tvm/ffi/function.h there\n"

@@ -10,8 +10,8 @@
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/append.h>
+#include <tvm/ffi/detail/ref_count.h>
 
-#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -29,12 +29,14 @@ class Error : public std::exception {
    *        NotImplementedError or MemoryError; other kinds reach Python as RuntimeError.
    * \param file where it was raised ("" when unknown).
    */
-  Error(std::string kind, std::string message, std::string file = "", int line = 0)
+  // Out of line and cold: an Error is built only on a failure path, and its four strings
+  // would otherwise be constructed inline at every throw site.
+  TVM_FFI_COLD Error(std::string kind, std::string message, std::string file = "", int line = 0)
       : data_(new Data(std::move(kind), std::move(message), std::move(file), line)) {}
   // No move constructor on purpose: a moved-from Error would have no data, and copying is
   // cheap and cannot throw, as copying an exception (catch by value) must not.
   Error(const Error& other) noexcept : data_(other.data_) {
-    data_->refs.fetch_add(1, std::memory_order_relaxed);
+    data_->refs.Increment();
   }
   Error& operator=(const Error& other) noexcept {
     Error copy(other);
@@ -42,7 +44,7 @@ class Error : public std::exception {
     return *this;
   }
   ~Error() override {
-    if (data_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete data_;
+    if (data_->refs.Decrement()) delete data_;
   }
 
   const std::string& kind() const noexcept { return data_->kind; }
@@ -59,13 +61,13 @@ class Error : public std::exception {
     std::string file;
     int line;
     std::string what;
-    std::atomic<size_t> refs{1};
+    detail::RefCount<size_t> refs{1};
     Data(std::string k, std::string m, std::string f, int l)
         : kind(std::move(k)),
           message(std::move(m)),
           file(std::move(f)),
           line(l),
-          what(kind + ": " + message) {}
+          what(detail::Concat({kind, ": ", message})) {}
   };
   // Shared and immutable (an intrusive count instead of std::shared_ptr, to keep <memory> out).
   Data* data_;
@@ -91,8 +93,12 @@ TVM_FFI_COLD std::string FormatOperands(const X& x, const Y& y) {
 /*! \brief Collects the streamed message of TVM_FFI_THROW / TVM_FFI_CHECK, then throws. */
 class ErrorBuilder {
  public:
-  ErrorBuilder(const char* kind, const char* file, int line, const char* failed_check = nullptr,
-               std::string values = std::string(), bool log = false)
+  // The builder exists only once a check has failed. Its members are out of line and cold
+  // so that each TVM_FFI_THROW / TVM_FFI_CHECK costs the caller a few calls instead of inlined
+  // std::string code (which -O2 would otherwise optimize at every check site).
+  TVM_FFI_COLD ErrorBuilder(const char* kind, const char* file, int line,
+                            const char* failed_check = nullptr, std::string values = std::string(),
+                            bool log = false)
       : kind_(kind),
         file_(file),
         line_(line),
@@ -104,21 +110,29 @@ class ErrorBuilder {
   // statement without effect (which -Wall reports).
   ErrorBuilder& Get() noexcept { return *this; }
 
+  TVM_FFI_COLD ~ErrorBuilder() {}
+  ErrorBuilder(const ErrorBuilder&) = delete;
+  ErrorBuilder& operator=(const ErrorBuilder&) = delete;
+
   /*! \brief Appends `value` as std::ostream would print it; the types are in append.h. */
   template <typename T>
-  ErrorBuilder& operator<<(const T& value) {
+  TVM_FFI_COLD ErrorBuilder& operator<<(const T& value) {
+    AppendTo(message_, value);
+    return *this;
+  }
+  // String literals: one function for all of them, instead of one template per length.
+  TVM_FFI_COLD ErrorBuilder& operator<<(const char* value) {
     AppendTo(message_, value);
     return *this;
   }
 
   [[noreturn]] TVM_FFI_COLD void Throw() {
-    std::string message = std::move(message_);
-    if (!values_.empty()) message = message.empty() ? values_ : values_ + ": " + message;
-    if (failed_check_ != nullptr) {
-      message = message.empty()
-                    ? std::string("Check failed: (") + failed_check_ + ") is false"
-                    : std::string("Check failed: (") + failed_check_ + ") is false: " + message;
-    }
+    // "Check failed: (cond) is false: 3 vs. 4: text", each part present only when it is given.
+    const bool check = failed_check_ != nullptr, values = !values_.empty();
+    const bool text = !message_.empty();
+    std::string message = Concat({check ? "Check failed: (" : "", check ? failed_check_ : "",
+                                  check ? ") is false" : "", check && (values || text) ? ": " : "",
+                                  values_, values && text ? ": " : "", message_});
     if (log_) LogError(kind_, message, file_, line_);
     throw Error(kind_, std::move(message), file_, line_);
   }

@@ -66,13 +66,13 @@ def stalling_cxx(install_cxx):
 # ---------------------------------------------------------------- item 2: damaged entry
 
 
-@pytest.mark.parametrize("size", [0, 100, 1000, 24000])
+@pytest.mark.parametrize("size", [0, 100, 1000, 12000])
 def test_truncated_cached_library_is_rebuilt_not_a_crash(size):
     """A library cut short (a crash or a full disk mid-copy) once crashed dlopen with
     SIGBUS, or failed every later load. Now the load checks it first: warned, rebuilt."""
     path = Path(cpp.build_inline("jit_damaged", cpp_sources=SOURCE))
     full_size = path.stat().st_size
-    assert full_size > 24000
+    assert full_size > 12000  # the last cut lands inside the file (about 19 KB)
     os.truncate(path, size)
     child = subprocess.run(
         [sys.executable, "-c", LOAD, SOURCE], capture_output=True, text=True, timeout=300

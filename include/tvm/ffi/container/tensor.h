@@ -15,10 +15,10 @@
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/detail/append.h>
 #include <tvm/ffi/detail/env_state.h>
+#include <tvm/ffi/detail/ref_count.h>
 #include <tvm/ffi/dlpack.h>
 #include <tvm/ffi/error.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -127,7 +127,7 @@ class TensorView {
 namespace detail {
 /*! \brief Shared ownership of one DLManagedTensorVersioned; its deleter runs with the last. */
 struct TensorControl {
-  std::atomic<int32_t> refs;
+  RefCount<int32_t> refs;
   DLManagedTensorVersioned* managed;
 };
 
@@ -154,7 +154,7 @@ class Tensor {
   /*! \brief An undefined tensor (defined() is false). */
   Tensor() noexcept = default;
   Tensor(const Tensor& other) noexcept : control_(other.control_), borrowed_(other.borrowed_) {
-    if (control_ != nullptr) control_->refs.fetch_add(1, std::memory_order_relaxed);
+    if (control_ != nullptr) control_->refs.Increment();
   }
   Tensor(Tensor&& other) noexcept : control_(other.control_), borrowed_(other.borrowed_) {
     other.control_ = nullptr;
@@ -253,7 +253,7 @@ class Tensor {
       delete shared;
     };
     out->control = control_;
-    control_->refs.fetch_add(1, std::memory_order_relaxed);
+    control_->refs.Increment();
     return &out->versioned;
   }
 
@@ -262,7 +262,7 @@ class Tensor {
   const DLTensor* borrowed() const noexcept { return borrowed_; }
   /*! \brief Owners of the memory among Tensors (0 for undefined or borrowed tensors). */
   int use_count() const noexcept {
-    return control_ ? control_->refs.load(std::memory_order_relaxed) : 0;
+    return control_ ? control_->refs.Load() : 0;
   }
 
   const DLTensor* GetDLTensorPtr() const noexcept {
@@ -293,7 +293,7 @@ class Tensor {
    *  owner passes its own (the framework's deleter, no wrapper); a shared one exports a ref.
    */
   DLManagedTensorVersioned* ReleaseToCaller() const {
-    if (control_ != nullptr && control_->refs.load(std::memory_order_acquire) == 1) {
+    if (control_ != nullptr && control_->refs.LoadAcquire() == 1) {
       DLManagedTensorVersioned* managed = control_->managed;
       delete control_;
       control_ = nullptr;
@@ -304,7 +304,7 @@ class Tensor {
 
  private:
   static void Release(detail::TensorControl* control) noexcept {
-    if (control != nullptr && control->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (control != nullptr && control->refs.Decrement()) {
       if (control->managed->deleter != nullptr) control->managed->deleter(control->managed);
       delete control;
     }

@@ -22,7 +22,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <new>
 #include <string>
 #include <string_view>
@@ -46,33 +45,23 @@ struct ConversionError {
   std::string value_error;  // non-empty for a ValueError: the text after the subject
 };
 
-inline std::string AnyTypeName(const TVMFFIAny& v) {
+TVM_FFI_COLD inline std::string AnyTypeName(const TVMFFIAny& v) {
+  const char* name = nullptr;
   switch (v.type_code) {
-    case kTVMFFINone:
-      return "None";
-    case kTVMFFIInt:
-      return "int";
-    case kTVMFFIFloat:
-      return "float";
-    case kTVMFFIBool:
-      return "bool";
-    case kTVMFFIStr:
-      return "str";
-    case kTVMFFIBytes:
-      return "bytes";
-    case kTVMFFIDLTensorPtr:
-      return "Tensor";
-    case kTVMFFIArray:
-      return (v.flags & TVM_FFI_ARRAY_IS_TUPLE) ? "tuple" : "list";
-    case kTVMFFIOpaquePtr:
-      return "pointer";
-    case kTVMFFIMap:
-      return "dict";
-    case kTVMFFIUnsupported:
-      return v.v_str != nullptr ? v.v_str : "unknown";
-    default:
-      return "<type code " + std::to_string(v.type_code) + ">";
+    case kTVMFFINone: name = "None"; break;
+    case kTVMFFIInt: name = "int"; break;
+    case kTVMFFIFloat: name = "float"; break;
+    case kTVMFFIBool: name = "bool"; break;
+    case kTVMFFIStr: name = "str"; break;
+    case kTVMFFIBytes: name = "bytes"; break;
+    case kTVMFFIDLTensorPtr: name = "Tensor"; break;
+    case kTVMFFIArray: name = (v.flags & TVM_FFI_ARRAY_IS_TUPLE) ? "tuple" : "list"; break;
+    case kTVMFFIOpaquePtr: name = "pointer"; break;
+    case kTVMFFIMap: name = "dict"; break;
+    case kTVMFFIUnsupported: name = v.v_str != nullptr ? v.v_str : "unknown"; break;
+    default: return Concat({"<type code ", DecimalText(v.type_code), ">"});
   }
+  return name;
 }
 
 template <typename T, typename = void>
@@ -83,7 +72,7 @@ struct TypeTraits {
 };
 
 template <typename T>
-std::string TypeName() {
+TVM_FFI_COLD std::string TypeName() {
   std::string name;
   TypeTraits<T>::AppendName(&name);
   return name;
@@ -92,6 +81,18 @@ std::string TypeName() {
 template <typename T>
 [[noreturn]] TVM_FFI_COLD void ThrowTypeMismatch(const TVMFFIAny& v) {
   throw ConversionError{"", TypeName<T>(), AnyTypeName(v), ""};
+}
+
+// An integer type's range without <limits> (one header fewer for every wrapper to parse).
+template <typename T>
+constexpr T IntMax() {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(std::is_signed_v<T> ? static_cast<U>(static_cast<U>(~U{0}) >> 1)
+                                            : static_cast<U>(~U{0}));
+}
+template <typename T>
+constexpr T IntMin() {
+  return std::is_signed_v<T> ? static_cast<T>(-IntMax<T>() - 1) : T{0};
 }
 
 constexpr size_t RoundUp8(size_t n) { return (n + 7) & ~static_cast<size_t>(7); }
@@ -175,11 +176,6 @@ struct TypeTraits<Bytes> : CharsResult<kTVMFFIBytes> {
 
 // ---- scalars -------------------------------------------------------------------------------
 
-template <typename T>
-std::string IntTypeName() {
-  return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(sizeof(T) * 8);
-}
-
 /*! \brief Every integer type but bool. Python ints arrive as int64 and are range-checked. */
 template <typename T>
 struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
@@ -195,10 +191,10 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
       if (TVM_FFI_UNLIKELY(v.flags & TVM_FFI_INT_IS_UNSIGNED)) {  // 2**63 .. 2**64-1
         const uint64_t u = static_cast<uint64_t>(x);
         if constexpr (std::is_unsigned_v<T> && sizeof(T) == sizeof(uint64_t)) return u;
-        ThrowOutOfRange(std::to_string(u));
+        ThrowOutOfRange(DecimalText(u));
       }
       if (TVM_FFI_LIKELY(Fits(x))) return static_cast<T>(x);
-      ThrowOutOfRange(std::to_string(x));
+      ThrowOutOfRange(DecimalText(x));
     }
     ThrowTypeMismatch<T>(v);
   }
@@ -207,7 +203,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
     SetScalar(out, kTVMFFIInt);
     out->v_int64 = static_cast<int64_t>(v);
     if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t)) {
-      if (v > static_cast<T>(std::numeric_limits<int64_t>::max())) {
+      if (v > static_cast<T>(INT64_MAX)) {
         out->flags = TVM_FFI_INT_IS_UNSIGNED;
       }
     }
@@ -216,20 +212,20 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
  private:
   static bool Fits(int64_t x) {
     if constexpr (std::is_signed_v<T>) {
-      return x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-             x <= static_cast<int64_t>(std::numeric_limits<T>::max());
+      return x >= static_cast<int64_t>(IntMin<T>()) &&
+             x <= static_cast<int64_t>(IntMax<T>());
     } else {
-      return x >= 0 && static_cast<uint64_t>(x) <= std::numeric_limits<T>::max();
+      return x >= 0 && static_cast<uint64_t>(x) <= IntMax<T>();
     }
   }
-  [[noreturn]] TVM_FFI_COLD static void ThrowOutOfRange(const std::string& got) {
+  [[noreturn]] TVM_FFI_COLD static void ThrowOutOfRange(const DecimalText& got) {
     using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
-    throw ConversionError{"", "", "",
-                          "must fit in " + IntTypeName<T>() + " [" +
-                              std::to_string(static_cast<Wide>(std::numeric_limits<T>::min())) +
-                              ", " +
-                              std::to_string(static_cast<Wide>(std::numeric_limits<T>::max())) +
-                              "] (got " + got + ")"};
+    throw ConversionError{
+        "", "", "",
+        Concat({"must fit in ", std::is_signed_v<T> ? "int" : "uint", DecimalText(sizeof(T) * 8),
+                " [", DecimalText(static_cast<Wide>(IntMin<T>())), ", ",
+                DecimalText(static_cast<Wide>(IntMax<T>())), "] (got ", got,
+                ")"})};
   }
 };
 
@@ -283,7 +279,7 @@ struct TypeTraits<void*> {
     if (v.type_code == kTVMFFIInt) {
       if (v.v_int64 >= 0) return reinterpret_cast<void*>(static_cast<uintptr_t>(v.v_int64));
       throw ConversionError{
-          "", "", "", "must be a non-negative address (got " + std::to_string(v.v_int64) + ")"};
+          "", "", "", Concat({"must be a non-negative address (got ", DecimalText(v.v_int64), ")"})};
     }
     ThrowTypeMismatch<void*>(v);
   }

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -62,6 +63,40 @@ inline void AppendPointer(std::string& out, const void* ptr) {
   int n = std::snprintf(buf, sizeof(buf), "0x%llx",
                         static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(ptr)));
   out.append(buf, static_cast<size_t>(n));
+}
+
+/*! \brief An integer's decimal digits, viewable as a std::string_view: Concat's numbers. */
+class DecimalText {
+ public:
+  template <typename Int, typename = std::enable_if_t<std::is_integral_v<Int>>>
+  explicit DecimalText(Int value) noexcept {
+    if constexpr (std::is_signed_v<Int>) {
+      size_ = std::snprintf(buf_, sizeof(buf_), "%lld", static_cast<long long>(value));
+    } else {
+      size_ = std::snprintf(buf_, sizeof(buf_), "%llu", static_cast<unsigned long long>(value));
+    }
+  }
+  operator std::string_view() const noexcept {  // NOLINT: implicit, for Concat's list
+    return std::string_view(buf_, static_cast<size_t>(size_));
+  }
+
+ private:
+  char buf_[24];
+  int size_;
+};
+
+/*!
+ * \brief The parts joined into one string. Error messages are built with this instead of
+ *  chains of std::string operator+, each of which puts a temporary, its growth and its
+ *  cleanup inline in the caller; -O2 then spends its time on code that runs only on failure.
+ */
+TVM_FFI_COLD inline std::string Concat(std::initializer_list<std::string_view> parts) {
+  size_t size = 0;
+  for (std::string_view part : parts) size += part.size();
+  std::string out;
+  out.reserve(size);
+  for (std::string_view part : parts) out.append(part.data(), part.size());
+  return out;
 }
 
 /*! \brief "float32", "int8", "bfloat16", "float8_e4m3fn", "float32x4", ... (dtype.h). */

@@ -37,7 +37,7 @@ T ElementFromArg(const TVMFFIAny* elements, size_t index) {
   try {
     return TypeTraits<T>::FromArg(elements[index]);
   } catch (ConversionError& e) {
-    e.path = "[" + std::to_string(index) + "]" + e.path;
+    e.path = Concat({"[", DecimalText(index), "]", e.path});
     throw;
   }
 }
@@ -47,7 +47,7 @@ void ElementToResult(const T& value, size_t index, TVMFFIAny* out, char** cursor
   try {
     TypeTraits<T>::ToResult(value, out, cursor);
   } catch (ConversionError& e) {
-    e.path = "[" + std::to_string(index) + "]" + e.path;
+    e.path = Concat({"[", DecimalText(index), "]", e.path});
     throw;
   }
 }
@@ -173,7 +173,7 @@ struct TypeTraits<std::tuple<Ts...>> {
   }
   [[noreturn]] TVM_FFI_COLD static void ThrowWrongLength(const TVMFFIAny& v) {
     throw ConversionError{"", TypeName<std::tuple<Ts...>>(),
-                          AnyTypeName(v) + " of length " + std::to_string(v.size), ""};
+                          Concat({AnyTypeName(v), " of length ", DecimalText(v.size)}), ""};
   }
 };
 
@@ -209,31 +209,37 @@ struct TypeTraits<Tuple<Ts...>> : TypeTraits<std::tuple<Ts...>> {
   }
 };
 
-/*! \brief A list or tuple of ints; returned as a tuple. */
-template <>
-struct TypeTraits<Shape> {
+/*!
+ * \brief A list or tuple of ints; returned as a tuple. A template (ShapeT is always Shape) so
+ *  that its vector code is instantiated only in a library that exports a Shape, not in all.
+ */
+template <typename ShapeT>
+struct ShapeTraits {
   using Base = TypeTraits<std::vector<int64_t>>;
   static constexpr bool kArg = true;
   static constexpr bool kResult = true;
   static constexpr bool kInlineResult = false;
   static void AppendName(std::string* out) { *out += "tuple[int, ...]"; }
-  static Shape FromArg(const TVMFFIAny& v) {
-    if (v.type_code != kTVMFFIArray) ThrowTypeMismatch<Shape>(v);
-    return Shape(Base::FromArg(v));
+  static ShapeT FromArg(const TVMFFIAny& v) {
+    if (v.type_code != kTVMFFIArray) ThrowTypeMismatch<ShapeT>(v);
+    return ShapeT(Base::FromArg(v));
   }
-  static size_t ResultBytes(const Shape& v) { return v.size() * sizeof(TVMFFIAny); }
-  static void ToResult(const Shape& v, TVMFFIAny* out, char** cursor) {
+  static size_t ResultBytes(const ShapeT& v) { return v.size() * sizeof(TVMFFIAny); }
+  static void ToResult(const ShapeT& v, TVMFFIAny* out, char** cursor) {
     Base::ToResult(v.as_vector(), out, cursor);
     out->flags = TVM_FFI_ARRAY_IS_TUPLE;
   }
 };
 
+template <>
+struct TypeTraits<Shape> : ShapeTraits<Shape> {};
+
 /*! \brief "'key'" for a string key, else the entry's position: where a conversion failed. */
-inline std::string MapEntryLabel(const TVMFFIAny& key, size_t index) {
+TVM_FFI_COLD inline std::string MapEntryLabel(const TVMFFIAny& key, size_t index) {
   if (key.type_code == kTVMFFIStr) {
-    return "['" + std::string(key.v_str, static_cast<size_t>(key.size)) + "']";
+    return Concat({"['", std::string_view(key.v_str, static_cast<size_t>(key.size)), "']"});
   }
-  return "[entry " + std::to_string(index) + "]";
+  return Concat({"[entry ", DecimalText(index), "]"});
 }
 
 /*! \brief A dict; returned as a dict (insertion order kept). */

@@ -20,7 +20,6 @@
 #include <new>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -131,14 +130,19 @@ TVM_FFI_COLD inline int ReportCurrentException(const char* func_name, int32_t st
     try {
       throw;
     } catch (const ConversionError& e) {
-      std::string subject = std::string(func_name) + "() ";
-      subject += stage >= 0 ? "argument " + std::to_string(stage + 1) : std::string("result");
-      subject += e.path;
+      // "f() argument 2[1] must be int, not str" / "f() result must fit in ..."
+      const DecimalText position(stage + 1);
+      const std::string_view argument = stage >= 0 ? "argument " : "result";
+      const std::string_view index = stage >= 0 ? std::string_view(position) : std::string_view();
       if (!e.value_error.empty()) {
-        return SetErrorResult(result, "ValueError", subject + " " + e.value_error, "", 0);
+        return SetErrorResult(
+            result, "ValueError",
+            Concat({func_name, "() ", argument, index, e.path, " ", e.value_error}), "", 0);
       }
       return SetErrorResult(result, "TypeError",
-                            subject + " must be " + e.expected + ", not " + e.received, "", 0);
+                            Concat({func_name, "() ", argument, index, e.path, " must be ",
+                                    e.expected, ", not ", e.received}),
+                            "", 0);
     } catch (const Error& e) {
       return SetErrorResult(result, e.kind(), e.message(), e.file(), e.line());
     } catch (const std::bad_alloc& e) {
@@ -147,8 +151,7 @@ TVM_FFI_COLD inline int ReportCurrentException(const char* func_name, int32_t st
       return SetErrorResult(result, "RuntimeError", e.what(), "", 0);
     } catch (...) {
       return SetErrorResult(result, "RuntimeError",
-                            std::string(func_name) + "() threw a C++ exception of unknown type", "",
-                            0);
+                            Concat({func_name, "() threw a C++ exception of unknown type"}), "", 0);
     }
   } catch (...) {  // composing the message itself failed (out of memory)
     return SetErrorResult(result, "MemoryError", "out of memory while reporting an error", "", 0);
@@ -158,10 +161,11 @@ TVM_FFI_COLD inline int ReportCurrentException(const char* func_name, int32_t st
 TVM_FFI_COLD inline int ReportArgCount(const char* func_name, int32_t expected, int32_t given,
                                        TVMFFIResult* result) noexcept {
   try {
-    std::string message = std::string(func_name) + "() takes " + std::to_string(expected) +
-                          (expected == 1 ? " argument (" : " arguments (") + std::to_string(given) +
-                          " given)";
-    return SetErrorResult(result, "TypeError", message, "", 0);
+    return SetErrorResult(result, "TypeError",
+                          Concat({func_name, "() takes ", DecimalText(expected),
+                                  expected == 1 ? " argument (" : " arguments (",
+                                  DecimalText(given), " given)"}),
+                          "", 0);
   } catch (...) {
     return SetErrorResult(result, "MemoryError", "out of memory while reporting an error", "", 0);
   }
@@ -182,6 +186,20 @@ inline int SetFunctionInfoResult(const TVMFFIFunctionInfo* info, TVMFFIResult* r
 
 // ---- the call ------------------------------------------------------------------------------
 
+/*!
+ * \brief The converted arguments of one call: an aggregate of one slot per argument. Not a
+ *  std::tuple, whose constructors and recursive bases cost every signature far more to
+ *  instantiate; braced initialization still converts them left to right.
+ */
+template <size_t I, typename T>
+struct ArgSlot {
+  T value;
+};
+template <typename Indices, typename... Ts>
+struct ArgPack;
+template <size_t... I, typename... Ts>
+struct ArgPack<std::index_sequence<I...>, Ts...> : ArgSlot<I, Ts>... {};
+
 template <typename R, typename... Args>
 struct ExportSignature {
   static constexpr int32_t kNumArgs = static_cast<int32_t>(sizeof...(Args));
@@ -199,7 +217,7 @@ struct ExportSignature {
 
   /*! \brief Built once per exported function, on its first query; never freed. NULL if out
    *  of memory. */
-  static const TVMFFIFunctionInfo* NewFunctionInfo(const char* name) noexcept {
+  TVM_FFI_COLD static const TVMFFIFunctionInfo* NewFunctionInfo(const char* name) noexcept {
     try {
       std::string signature = std::string(name) + "(";
       AppendArgNames(&signature, std::index_sequence_for<Args...>{});
@@ -254,14 +272,14 @@ struct ExportSignature {
   static int CallUnpacked(const F& func, const TVMFFICallContext* ctx, const TVMFFIAny* args,
                           TVMFFIResult* result, int32_t* stage, std::index_sequence<I...>) {
     // Braced initialization converts left to right: the first bad argument is the one reported.
-    std::tuple<std::decay_t<Args>...> values{
-        ConvertArg<Args>(args[I], static_cast<int32_t>(I), stage)...};
+    ArgPack<std::index_sequence<I...>, std::decay_t<Args>...> values{
+        {ConvertArg<Args>(args[I], static_cast<int32_t>(I), stage)}...};
     (void)args, (void)values, (void)stage;
     *stage = kStageCall;
     if constexpr (std::is_void_v<R>) {
       {
         EnvCallScope env(ctx);
-        func(std::move(std::get<I>(values))...);
+        func(std::move(static_cast<ArgSlot<I, std::decay_t<Args>>&>(values).value)...);
       }
       SetNoneResult(result);
     } else {
@@ -270,7 +288,7 @@ struct ExportSignature {
       // environment is back in place.
       Value value = [&]() -> Value {
         EnvCallScope env(ctx);
-        return func(std::move(std::get<I>(values))...);
+        return func(std::move(static_cast<ArgSlot<I, std::decay_t<Args>>&>(values).value)...);
       }();
       *stage = kStageResult;
       SetResult<Value>(value, result);

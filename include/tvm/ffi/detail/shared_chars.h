@@ -6,12 +6,14 @@
 #define TVM_FFI_DETAIL_SHARED_CHARS_H_
 
 #include <tvm/ffi/base.h>
-#include <atomic>
+#include <tvm/ffi/detail/ref_count.h>
+
 #include <cstddef>
 #include <cstring>
 #include <new>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
@@ -31,7 +33,7 @@ class SharedChars {
     block_->chars()[size] = '\0';
   }
   SharedChars(const SharedChars& other) noexcept : block_(other.block_) {
-    if (block_ != nullptr) block_->refs.fetch_add(1, std::memory_order_relaxed);
+    if (block_ != nullptr) block_->refs.Increment();
   }
   SharedChars(SharedChars&& other) noexcept : block_(other.block_) { other.block_ = nullptr; }
   SharedChars& operator=(SharedChars other) noexcept {
@@ -39,7 +41,7 @@ class SharedChars {
     return *this;
   }
   ~SharedChars() {
-    if (block_ != nullptr && block_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (block_ != nullptr && block_->refs.Decrement()) {
       block_->~Block();
       ::operator delete(block_);
     }
@@ -51,7 +53,7 @@ class SharedChars {
 
  private:
   struct Block {
-    std::atomic<size_t> refs;
+    RefCount<size_t> refs;
     size_t size;
     char* chars() noexcept { return reinterpret_cast<char*>(this + 1); }
   };

@@ -36,12 +36,12 @@
 
 #include <tvm/ffi/base.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.
@@ -97,7 +97,7 @@ constexpr uint32_t kShtNull = 0, kShtStrtab = 3, kShtNote = 7, kShtNobits = 8;
 inline bool InImage(uint64_t off, uint64_t len, uint64_t n) { return off <= n && len <= n - off; }
 
 /*! \brief a + b in decimal, exact even where it exceeds 64 bits (for error messages). */
-inline std::string DecimalSum(uint64_t a, uint64_t b) {
+TVM_FFI_COLD inline std::string DecimalSum(uint64_t a, uint64_t b) {
   const uint64_t low = a + b;
   if (low >= a) return std::to_string(low);
   // Wrapped: the sum is 2^64 + low; add the two decimal strings digit by digit.
@@ -171,7 +171,7 @@ struct ElfHeader {
  *  names the header's SM followed by no letter, "a" or "f". Safe on any bytes: whatever it
  *  reads is bounds-checked here too; "" when n is shorter than an ELF header.
  */
-inline std::string CubinArch(const char* d, size_t n) {
+TVM_FFI_COLD inline std::string CubinArch(const char* d, size_t n) {
   if (d == nullptr || n < 64) return "";
   const ElfHeader h(d);
   const unsigned sm = h.abi_version >= 8 ? (h.flags >> 8) & 0xff : h.flags & 0xff;
@@ -203,8 +203,9 @@ inline std::string CubinArch(const char* d, size_t n) {
     static const char kArch[] = "-arch sm_";
     const char* note = d + off;
     const char* end = note + size;
-    const char* at = std::search(note, end, kArch, kArch + sizeof(kArch) - 1);
-    if (at == end) break;
+    const size_t found = std::string_view(note, size).find(kArch);
+    if (found == std::string_view::npos) break;
+    const char* at = note + found;
     const char* digits = at + sizeof(kArch) - 1;
     const char* p = digits;
     while (p < end && IsImageDigit(*p)) ++p;
@@ -220,7 +221,7 @@ inline std::string CubinArch(const char* d, size_t n) {
   return arch;
 }
 
-inline void InspectCubin(const char* d, size_t n, ImageInfo* info) {
+TVM_FFI_COLD inline void InspectCubin(const char* d, size_t n, ImageInfo* info) {
   info->kind = ImageKind::kCubin;
   auto fail = [&](const std::string& why) { info->error = why; };
   auto truncated = [&](const std::string& what, uint64_t off, uint64_t len) {
@@ -288,7 +289,7 @@ inline void InspectCubin(const char* d, size_t n, ImageInfo* info) {
   info->entries.push_back({ImageKind::kCubin, CubinArch(d, n)});
 }
 
-inline void InspectFatbin(const char* d, size_t n, ImageInfo* info) {
+TVM_FFI_COLD inline void InspectFatbin(const char* d, size_t n, ImageInfo* info) {
   info->kind = ImageKind::kFatbin;
   auto fail = [&](const std::string& why) { info->error = why; };
   if (n < 16) {
@@ -350,9 +351,8 @@ inline size_t SkipPtxSpace(const char* d, size_t n, size_t i) {
       const void* eol = std::memchr(d + i + 2, '\n', n - i - 2);
       i = eol ? static_cast<const char*>(eol) - d + 1 : n;
     } else if (ImageStartsWith(d + i, n - i, "/*")) {
-      static const char kClose[] = "*/";
-      const char* close = std::search(d + i + 2, d + n, kClose, kClose + 2);
-      i = close == d + n ? n : close - d + 2;
+      const size_t close = std::string_view(d + i + 2, n - i - 2).find("*/");
+      i = close == std::string_view::npos ? n : i + 2 + close + 2;
     } else {
       break;
     }
@@ -366,7 +366,7 @@ inline bool PtxDirectiveAt(const char* d, size_t n, size_t i, const char* word) 
   return ImageStartsWith(d + i, n - i, word) && (n - i == len || !IsPtxIdentChar(d[i + len]));
 }
 
-inline void InspectPtx(const char* d, size_t n, ImageInfo* info) {
+TVM_FFI_COLD inline void InspectPtx(const char* d, size_t n, ImageInfo* info) {
   info->kind = ImageKind::kPtx;
   const void* nul = std::memchr(d, 0, n);
   info->nul_terminated = nul != nullptr;
@@ -419,7 +419,7 @@ inline void InspectPtx(const char* d, size_t n, ImageInfo* info) {
 }
 
 /*! \brief Classifies and checks `n` bytes at `d`; ImageInfo::error says what is wrong. */
-inline ImageInfo InspectImage(const char* d, size_t n) {
+TVM_FFI_COLD inline ImageInfo InspectImage(const char* d, size_t n) {
   ImageInfo info;
   if (n == 0 || d == nullptr) {
     info.error = "empty image (0 bytes)";
@@ -451,7 +451,7 @@ inline ImageInfo InspectImage(const char* d, size_t n) {
  *  the first SelfDescribedSize bytes too. A declared size that does not fit in 64 bits gives
  *  the header alone, which InspectImage then reports as truncated.
  */
-inline size_t SelfDescribedSize(const char* d) {
+TVM_FFI_COLD inline size_t SelfDescribedSize(const char* d) {
   if (d == nullptr) return 0;
   const size_t kMax = static_cast<size_t>(-1);
   if (IsElf(d, 4)) {
@@ -493,7 +493,7 @@ inline size_t SelfDescribedSize(const char* d) {
 }
 
 /*! \brief "sm_80 (cubin), compute_90 (ptx)" for error messages. */
-inline std::string DescribeArchs(const ImageInfo& info) {
+TVM_FFI_COLD inline std::string DescribeArchs(const ImageInfo& info) {
   std::string out;
   for (const ImageEntry& e : info.entries) {
     if (!out.empty()) out += ", ";

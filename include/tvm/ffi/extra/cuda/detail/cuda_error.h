@@ -23,7 +23,7 @@ namespace ffi {
 namespace detail {
 
 /*! \brief "CUDA_ERROR_INVALID_VALUE (1): invalid argument". Never throws. */
-inline std::string DriverErrorText(int code) {
+TVM_FFI_COLD inline std::string DriverErrorText(int code) {
   const char* name = nullptr;
   const char* text = nullptr;
   try {
@@ -38,7 +38,7 @@ inline std::string DriverErrorText(int code) {
 }
 
 /*! \brief "cudaErrorInvalidValue (1): invalid argument". Never throws. */
-inline std::string RuntimeErrorText(int code) {
+TVM_FFI_COLD inline std::string RuntimeErrorText(int code) {
   const RuntimeErrorNames& names = RuntimeErrorNames::Get();
   if (names.name != nullptr) {
     return std::string(names.name(code)) + " (" + std::to_string(code) + "): " + names.text(code);
@@ -54,7 +54,7 @@ inline bool IsArchitectureError(int code) {
 }
 
 /*! \brief "image holds sm_80 (cubin) but device 0 is sm_90"; device < 0 means "unknown". */
-inline std::string ArchitectureNote(const ImageInfo& info, int device) {
+TVM_FFI_COLD inline std::string ArchitectureNote(const ImageInfo& info, int device) {
   std::string note = "image holds " + DescribeArchs(info);
   try {
     const DriverApi& api = DriverApi::Get();
@@ -94,14 +94,14 @@ TVM_FFI_DLL_LOCAL inline LaunchFailure& LastLaunchFailure() {
   return failure;
 }
 
-inline void SetLaunchFailure(int code, const std::string& where) {
+TVM_FFI_COLD inline void SetLaunchFailure(int code, const std::string& where) {
   LaunchFailure& failure = LastLaunchFailure();
   failure.code = code;
   std::snprintf(failure.where, sizeof(failure.where), "%s", where.c_str());
 }
 
 /*! \brief " [cuLaunchKernel of kernel ...]" when the last failed launch gave `code`, else "". */
-inline std::string TakeLaunchFailureNote(int code) {
+TVM_FFI_COLD inline std::string TakeLaunchFailureNote(int code) {
   LaunchFailure& failure = LastLaunchFailure();
   if (failure.code == 0 || failure.code != code) return std::string();
   std::string note = std::string(" [") + failure.where + "]";

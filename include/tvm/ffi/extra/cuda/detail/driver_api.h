@@ -102,7 +102,7 @@ struct DriverApi {
     throw;  // unreachable; keeps [[noreturn]] honest if TVM_FFI_THROW is not seen as noreturn
   }
 
-  static DriverApi Load() {
+  TVM_FFI_COLD static DriverApi Load() {
     // RTLD_LOCAL: the process may hold its own libcuda symbols; we never interpose on them.
     void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
@@ -201,7 +201,7 @@ struct RuntimeErrorNames {
   }
 
  private:
-  static RuntimeErrorNames Load() {
+  TVM_FFI_COLD static RuntimeErrorNames Load() {
     RuntimeErrorNames out;
     auto take = [&](void* handle) {
       if (handle == nullptr) return false;
