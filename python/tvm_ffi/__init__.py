@@ -33,6 +33,7 @@ def _refuse_mixed_install() -> None:
 _refuse_mixed_install()
 
 if TYPE_CHECKING:
+    from . import config, cpp, libinfo, utils
     from ._core import Tensor
     from ._stream import Device, device, get_raw_stream, use_raw_stream, use_torch_stream
     from .module import Function, Module, load_module
