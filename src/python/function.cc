@@ -162,7 +162,9 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
     if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
       frame->tensor_api = api;
     }
-  } else if (TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
+    if (info->torch_tensor && CheckTorchBits(frame, obj, tensor) != 0) return -1;
+  } else if ((info->torch_tensor && CheckTorchBits(frame, obj, nullptr) != 0) ||
+             TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
     return -1;
   }
   if (tensor->device.device_type == kDLCUDA && frame->cuda_device < 0) {
