@@ -178,11 +178,9 @@ def test_wheel_layout(tmp_path):
 
 def test_sdist_ships_license(tmp_path):
     src = _source_copy(tmp_path)
-    code = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
-    proc = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path / "dist")],
-        cwd=src, capture_output=True, text=True, check=False,
-    )
+    code = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
+    cmd = [sys.executable, "-c", code, str(tmp_path / "dist")]
+    proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True, check=False)
     if proc.returncode != 0 and not _can_build_offline():
         pytest.skip("needs setuptools>=77 and pybind11 to build without network")
     assert proc.returncode == 0, proc.stdout + proc.stderr
