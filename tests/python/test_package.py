@@ -182,7 +182,7 @@ def test_sdist_ships_license(tmp_path):
     cmd = [sys.executable, "-c", code, str(tmp_path / "dist")]
     proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True, check=False)
     if proc.returncode != 0 and not _can_build_offline():
-        pytest.skip("needs setuptools>=77 and pybind11 to build without network")
+        pytest.skip("needs setuptools>=77 and pybind11 (the test extra) to build offline")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sdist = tmp_path / "dist" / proc.stdout.splitlines()[-1]
     with tarfile.open(sdist) as tf:
