@@ -33,6 +33,8 @@ def _refuse_mixed_install() -> None:
 _refuse_mixed_install()
 
 if TYPE_CHECKING:
+    # For type checkers only: at run time __getattr__ imports them on first use.
+    from . import config, cpp, libinfo, utils  # noqa: F401
     from ._core import Tensor
     from ._stream import Device, device, get_raw_stream, use_raw_stream, use_torch_stream
     from .module import Function, Module, load_module

@@ -162,7 +162,9 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
     if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
       frame->tensor_api = api;
     }
-  } else if (TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
+    if (info->torch_tensor && CheckTorchBits(frame, obj, tensor) != 0) return -1;
+  } else if ((info->torch_tensor && CheckTorchBits(frame, obj, nullptr) != 0) ||
+             TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
     return -1;
   }
   if (tensor->device.device_type == kDLCUDA && frame->cuda_device < 0) {
@@ -361,6 +363,25 @@ PyObject* GetDoc(PyObject* self, void*) {
   return doc;
 }
 
+// __signature__ / __text_signature__ for inspect and help(): built in Python
+// (tvm_ffi/_signature.py) from the signature text, on request only.
+PyObject* CallSignatureHelper(PyObject* self, const char* helper) {
+  auto* f = reinterpret_cast<FunctionObject*>(self);
+  PyObject* module = PyImport_ImportModule("tvm_ffi._signature");
+  if (module == nullptr) return nullptr;
+  PyObject* out = std::strcmp(helper, "from_text") == 0
+                      ? PyObject_CallMethod(module, helper, "Oi", f->signature, f->info->num_args)
+                      : PyObject_CallMethod(module, helper, "i", f->info->num_args);
+  Py_DECREF(module);
+  return out;
+}
+
+PyObject* GetPySignature(PyObject* self, void*) { return CallSignatureHelper(self, "from_text"); }
+
+PyObject* GetTextSignature(PyObject* self, void*) {
+  return CallSignatureHelper(self, "text_signature");
+}
+
 int SetDoc(PyObject* self, PyObject* value, void*) {
   auto* f = reinterpret_cast<FunctionObject*>(self);
   Py_XINCREF(value);  // NULL (del) or None falls back to the signature
@@ -375,6 +396,10 @@ PyGetSetDef kFunctionGetSet[] = {
     {"signature", GetSignature, nullptr,
      "The C++ signature, e.g. 'add_one(Tensor, Tensor) -> None'.", nullptr},
     {"num_args", GetNumArgs, nullptr, "Number of arguments the function takes.", nullptr},
+    {"__signature__", GetPySignature, nullptr,
+     "inspect.Signature: positional-only arg0, arg1, ... annotated with the C++ types.",
+     nullptr},
+    {"__text_signature__", GetTextSignature, nullptr, "'(arg0, arg1, /)'.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 

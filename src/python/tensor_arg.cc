@@ -25,6 +25,10 @@ PyObject* g_str_dlpack = nullptr;
 PyObject* g_str_value = nullptr;
 PyObject* g_max_version_kwnames = nullptr;  // ("max_version",)
 PyObject* g_max_version = nullptr;          // (1, 1): the newest DLPack we consume
+// torch.Tensor.is_conj / is_neg, unbound: called with the tensor as the only argument,
+// which skips building a bound method per call.
+PyObject* g_torch_is_conj = nullptr;
+PyObject* g_torch_is_neg = nullptr;
 
 // The exchange table of `type` for major version 1, walking older tables if the producer
 // is newer. Returns 0 (api may be NULL: none usable) or -1 with an error set.
@@ -98,6 +102,38 @@ void ReleaseLegacy(void* p) {
   if (mt->deleter != nullptr) mt->deleter(mt);
 }
 
+// Whether `type` is torch.Tensor or a subclass; caches torch's is_conj/is_neg on the first
+// yes. Any trouble (no torch, no such methods) answers no.
+bool IsTorchTensorType(PyTypeObject* type) {
+  PyObject* torch = ImportedModule("torch");  // an instance exists, so torch is imported
+  if (torch == nullptr) return false;
+  PyObject* tensor_type = PyObject_GetAttrString(torch, "Tensor");
+  Py_DECREF(torch);
+  bool match = tensor_type != nullptr && PyType_Check(tensor_type) &&
+               PyType_IsSubtype(type, reinterpret_cast<PyTypeObject*>(tensor_type));
+  if (match && g_torch_is_neg == nullptr) {
+    g_torch_is_conj = PyObject_GetAttrString(tensor_type, "is_conj");
+    g_torch_is_neg = PyObject_GetAttrString(tensor_type, "is_neg");
+    if (g_torch_is_conj == nullptr || g_torch_is_neg == nullptr) {
+      Py_CLEAR(g_torch_is_conj);
+      Py_CLEAR(g_torch_is_neg);
+      match = false;
+    }
+  }
+  Py_XDECREF(tensor_type);
+  PyErr_Clear();
+  return match;
+}
+
+// 1 if torch's query `method` answers True for obj, 0 if False, -1 with an error set.
+int TorchQuery(PyObject* method, PyObject* obj) {
+  PyObject* answer = PyObject_Vectorcall(method, &obj, 1, nullptr);
+  if (answer == nullptr) return -1;
+  int truth = PyObject_IsTrue(answer);
+  Py_DECREF(answer);
+  return truth;
+}
+
 const ExchangeApi* DiscoverTorchApi() {
   PyObject* torch = ImportedModule("torch");  // only if the caller imported torch
   if (torch == nullptr) return nullptr;
@@ -140,6 +176,9 @@ const TypeInfo* ClassifyType(PyTypeObject* type) {
       g_last_exchange_api = info.api;
     } else if (HasAttr(type, dlpack_name)) {
       info.kind = ArgKind::kDLPack;
+    }
+    if (info.kind == ArgKind::kExchangeApi || info.kind == ArgKind::kDLPack) {
+      info.torch_tensor = IsTorchTensorType(type);
     } else if (IsCtypesVoidP(type)) {
       info.kind = ArgKind::kOpaquePtr;
     } else if (type->tp_as_number != nullptr && type->tp_as_number->nb_index != nullptr) {
@@ -216,6 +255,57 @@ int TensorFromDLPackProtocol(CallFrame* frame, PyObject* obj, DLTensor** out, bo
       frame->func->name, frame->position, Py_TYPE(obj)->tp_name, Py_TYPE(capsule)->tp_name);
   Py_DECREF(capsule);
   return -1;
+}
+
+namespace {
+
+// Whether a real tensor can be torch's lazy `.imag` of a conjugate (the negative bit): that
+// view steps over complex numbers, so each of its strides is even in its own elements
+// (dimensions of size 1 say nothing). A tensor with an odd stride (a contiguous one, say) is
+// answered here, without asking torch: is_neg() costs more than the rest of a call.
+// Blind spot: the private torch._neg_view and as_strided on a negative view can make
+// odd strides; no public operation does.
+bool MayBeNegativeView(const DLTensor& t) {
+  int64_t numel = 1;
+  for (int32_t d = 0; d < t.ndim; ++d) numel *= t.shape[d];
+  if (numel <= 1) return numel == 1;  // nothing to read in an empty tensor
+  if (t.strides == nullptr) return false;  // compact: the innermost long dimension has stride 1
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] > 1 && t.strides[d] % 2 != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int CheckTorchBits(CallFrame* frame, PyObject* obj, const DLTensor* exported) {
+  const bool complex = exported == nullptr || exported->dtype.code == kDLComplex;
+  if (!complex && !MayBeNegativeView(*exported)) return 0;
+  // Only complex tensors can carry the conjugate bit (torch ignores conj() on real ones).
+  if (complex) {
+    int conj = TorchQuery(g_torch_is_conj, obj);
+    if (conj != 0) {
+      if (conj > 0) {
+        PyErr_Format(PyExc_BufferError,
+                     "%s() argument %d: can't pass a torch tensor with the conjugate bit set; "
+                     "pass tensor.resolve_conj()",
+                     frame->func->name, frame->position);
+      }
+      return -1;
+    }
+  }
+  // Real dtypes too: z.conj().imag is a float tensor with the negative bit.
+  int neg = TorchQuery(g_torch_is_neg, obj);
+  if (neg != 0) {
+    if (neg > 0) {
+      PyErr_Format(PyExc_BufferError,
+                   "%s() argument %d: can't pass a torch tensor with the negative bit set; "
+                   "pass tensor.resolve_neg()",
+                   frame->func->name, frame->position);
+    }
+    return -1;
+  }
+  return 0;
 }
 
 int OpaquePtrFromCtypes(PyObject* obj, void** out) {

@@ -34,6 +34,9 @@ struct TypeInfo {
   PyTypeObject* type;  // strong reference, so the address is never reused for another type
   ArgKind kind;
   const ExchangeApi* api;  // kExchangeApi only
+  // A torch.Tensor (sub)class: its conjugate and negative bits are checked per call, since
+  // a DLTensor cannot carry them (see CheckTorchBits).
+  bool torch_tensor = false;
 };
 
 constexpr int kTypeCacheSize = 8;
@@ -76,6 +79,15 @@ int TensorFromManagedExchange(CallFrame* frame, const ExchangeApi* api, PyObject
 
 /*! \brief TVMFFICallContext::alloc_tensor for our calls; handle is the CallFrame. */
 int AllocTensorForCall(void* handle, DLTensor* prototype, DLManagedTensorVersioned** out);
+
+/*!
+ * \brief Refuses a torch tensor whose conjugate or negative bit is set (BufferError naming
+ *  the argument, as torch's own __dlpack__ refuses the conjugate bit): its memory holds the
+ *  values before the lazy conjugation/negation, so a callee would read wrong values.
+ *  `exported`: the tensor's DLTensor, when already exported (a real dtype skips the
+ *  conjugate query), or NULL. Returns 0, or -1 with the error set.
+ */
+int CheckTorchBits(CallFrame* frame, PyObject* obj, const DLTensor* exported);
 
 /*! \brief ctypes.c_void_p value; 0 or -1 with an error set. */
 int OpaquePtrFromCtypes(PyObject* obj, void** out);

@@ -59,6 +59,10 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(sum_f64, [](TensorView t) {
   return sum;
 });
 
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(imag_c128, [](TensorView t) {
+  return reinterpret_cast<double*>(t.data_ptr())[1];  // the first element's imaginary part
+});
+
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(fill_f32, [](TensorView t, double value) {
   ForEach(t, [&](char* p) { *reinterpret_cast<float*>(p) = static_cast<float>(value); });
 });
@@ -410,3 +414,88 @@ def test_torch_cpu_stream_is_null(mod, torch):
 def test_wrong_tensor_argument_count_message(mod, torch):
     with pytest.raises(TypeError, match=re.escape("sum_f64() takes 1 argument (2 given)")):
         mod.sum_f64(torch.zeros(1), torch.zeros(1))
+
+
+# torch keeps conj() and the imaginary part of a conjugate lazy: a bit on the tensor, the
+# memory unchanged. A DLTensor has no such bit, so the callee would read the values before
+# negation; such tensors are refused as torch's own __dlpack__ refuses the conjugate bit.
+CONJ_MESSAGE = (
+    r"^{}\(\) argument {}: can't pass a torch tensor with the conjugate bit set; "
+    r"pass tensor\.resolve_conj\(\)$"
+)
+NEG_MESSAGE = (
+    r"^{}\(\) argument {}: can't pass a torch tensor with the negative bit set; "
+    r"pass tensor\.resolve_neg\(\)$"
+)
+
+
+def _conj(torch, cls=None):
+    z = torch.tensor([1 + 2j, 3 + 4j], dtype=torch.complex128)
+    return (z if cls is None else z.as_subclass(cls)).conj()
+
+
+def _torch_without_exchange_api(torch) -> type:
+    # A torch.Tensor subclass without the C exchange API goes through __dlpack__.
+    return type("NoExchange", (torch.Tensor,), {"__dlpack_c_exchange_api__": None})
+
+
+@pytest.mark.parametrize("route", ["exchange", "dlpack"])
+def test_torch_conjugate_bit_is_refused(mod, torch, route):
+    cls = None if route == "exchange" else _torch_without_exchange_api(torch)
+    z = _conj(torch, cls)
+    assert z.is_conj() and z.imag[0].item() == -2.0
+    with pytest.raises(BufferError, match=CONJ_MESSAGE.format("imag_c128", 1)):
+        mod.imag_c128(z)
+    with pytest.raises(BufferError, match=CONJ_MESSAGE.format("numels", 1)):
+        mod.numels([torch.zeros(1), z])  # inside a list: the list's argument position
+    assert mod.imag_c128(z.resolve_conj()) == -2.0
+
+
+def test_torch_refuses_the_conjugate_bit_with_the_same_exception(torch):
+    with pytest.raises(BufferError, match=r"^Can't export tensors with the conjugate bit set$"):
+        _conj(torch).__dlpack__()
+
+
+@pytest.mark.parametrize("route", ["exchange", "dlpack"])
+def test_torch_negative_bit_is_refused(mod, torch, route):
+    cls = None if route == "exchange" else _torch_without_exchange_api(torch)
+    n = _conj(torch, cls).imag  # float64, negative bit set: memory holds 2, 4
+    assert n.is_neg() and not n.is_conj() and n.tolist() == [-2.0, -4.0]
+    with pytest.raises(BufferError, match=NEG_MESSAGE.format("sum_f64", 1)):
+        mod.sum_f64(n)
+    with pytest.raises(BufferError, match=NEG_MESSAGE.format("stream_of", 1)):
+        mod.stream_of(n, KDL_CPU, 0)
+    assert mod.sum_f64(n.resolve_neg()) == -6.0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: n[0],  # 0-d
+        lambda n: n[1:],  # one element
+        lambda n: n.reshape(2, 3).t(),  # 2-d, transposed
+        lambda n: n[::2],  # strided
+        lambda n: n.reshape(3, 2)[:, :1],  # a column
+    ],
+    ids=["0d", "one-element", "transposed", "strided", "column"],
+)
+def test_torch_negative_bit_is_refused_in_any_layout(mod, torch, make):
+    z = torch.arange(6, dtype=torch.float64) * 1j  # complex128, imaginary parts 0..5
+    n = make(z.conj().imag)
+    assert n.is_neg()
+    with pytest.raises(BufferError, match=NEG_MESSAGE.format("sum_f64", 1)):
+        mod.sum_f64(n)
+    assert mod.sum_f64(n.resolve_neg()) == pytest.approx(float(n.sum()))
+
+
+def test_torch_even_strided_tensor_without_bits_passes(mod, torch):
+    # Even strides make us ask torch; a plain tensor answers no and passes.
+    x = torch.arange(12, dtype=torch.float64).reshape(3, 4)[::2, ::2]
+    assert mod.sum_f64(x) == float(x.sum())
+    assert mod.sum_f64(torch.tensor(7.0, dtype=torch.float64)) == 7.0
+
+
+def test_torch_real_tensor_conj_is_a_no_op(mod, torch):
+    x = torch.ones(3, dtype=torch.float64)
+    assert not x.conj().is_conj()
+    assert mod.sum_f64(x.conj()) == 3.0

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -122,14 +124,13 @@ def _can_build_offline() -> bool:
         return False
     import setuptools
 
-    return int(setuptools.__version__.split(".")[0]) >= 64
+    return int(setuptools.__version__.split(".")[0]) >= 77
 
 
-def test_wheel_layout(tmp_path):
-    """`pip wheel .` ships include/ and cmake/ inside the package, new files included."""
+def _source_copy(tmp_path: Path) -> Path:
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
         shutil.copy2(REPO / name, src / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.egg-info", "include", "share")
     shutil.copytree(REPO / "python", src / "python", ignore=ignore)
@@ -139,7 +140,13 @@ def test_wheel_layout(tmp_path):
     # Files that did not exist when setup.py was written must ship too.
     (src / "include" / "tvm" / "ffi" / "zz_added_later.h").write_text("// new\n")
     (src / "cmake" / "zz_added_later.cmake").write_text("# new\n")
+    return src
 
+
+def test_wheel_layout(tmp_path):
+    """`pip wheel .` ships include/ and cmake/ inside the package, new files included, the
+    licence, and the typing markers."""
+    src = _source_copy(tmp_path)
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist")]
     if _can_build_offline():
         cmd.append("--no-build-isolation")
@@ -157,10 +164,43 @@ def test_wheel_layout(tmp_path):
         assert f"tvm_ffi/share/cmake/tvm_ffi/{rel}" in names
     assert any(n.startswith("tvm_ffi/_core.") and n.endswith(".so") for n in names)
     assert {"tvm_ffi/__init__.py", "tvm_ffi/config.py", "tvm_ffi/__main__.py"} <= names
+    assert {"tvm_ffi/py.typed", "tvm_ffi/_core.pyi"} <= names
+    assert "tvm_ffi_cubin-0.1.0.dist-info/licenses/LICENSE" in names
     assert "Name: tvm-ffi-cubin" in meta
     assert "Version: 0.1.0" in meta
+    assert "License-Expression: Apache-2.0" in meta
+    assert "License-File: LICENSE" in meta
     assert "Requires-Dist: ninja" in meta
-    assert 'Requires-Dist: torch==2.13.0; extra == "test"' in meta
+    # Unpinned, so that installing the extra keeps a user's own torch (CI pins it apart).
+    assert 'Requires-Dist: torch; extra == "test"' in meta
+    assert 'Requires-Dist: cuda-bindings>=13; extra == "nvrtc"' in meta
+
+
+def test_sdist_ships_license(tmp_path):
+    src = _source_copy(tmp_path)
+    code = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
+    cmd = [sys.executable, "-c", code, str(tmp_path / "dist")]
+    proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 and not _can_build_offline():
+        pytest.skip("needs setuptools>=77 and pybind11 (the test extra) to build offline")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    sdist = tmp_path / "dist" / proc.stdout.splitlines()[-1]
+    with tarfile.open(sdist) as tf:
+        names = set(tf.getnames())
+        pkg_info = tf.extractfile("tvm_ffi_cubin-0.1.0/PKG-INFO").read().decode()
+    assert "tvm_ffi_cubin-0.1.0/LICENSE" in names
+    assert "tvm_ffi_cubin-0.1.0/python/tvm_ffi/py.typed" in names
+    assert "License-Expression: Apache-2.0" in pkg_info
+
+
+def test_install_docs_ask_for_the_build_requirements():
+    """docs/install.md's editable and offline recipes install what pyproject.toml's build
+    needs: an older setuptools (Python 3.9-3.11 venvs bring one) lacks bdist_wheel."""
+    pyproject = (REPO / "pyproject.toml").read_text()
+    requires = re.search(r"^requires = \[(.*)\]$", pyproject, re.M).group(1)
+    install_md = (REPO / "docs" / "install.md").read_text()
+    for req in re.findall(r'"([^"]+)"', requires):
+        assert f'"{req}"' in install_md, f"docs/install.md does not install {req}"
 
 
 def test_config_apache_flags():

@@ -12,9 +12,12 @@ import os
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from . import _arch, _env, _spec
+
+if TYPE_CHECKING:
+    from ..module import Module
 
 __all__ = ["build", "build_inline", "load", "load_inline"]
 
@@ -227,7 +230,7 @@ def load_inline(
     keep_module_alive: bool = True,
     backend: str | None = None,
     verbose: bool = False,
-) -> Any:
+) -> Module:
     """Compile C++/CUDA source strings into a module and load it.
 
     Parameters
@@ -347,7 +350,7 @@ def load(
     keep_module_alive: bool = True,
     backend: str | None = None,
     verbose: bool = False,
-) -> Any:
+) -> Module:
     """Like :func:`build`, then load the library and return the module
     (``keep_module_alive`` as for :func:`load_inline`)."""
     _spec.check_flag("load", "keep_module_alive", keep_module_alive)
