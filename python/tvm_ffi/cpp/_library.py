@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import _arch, _build, _cache, _ninja, _toolchain
+from . import _arch, _build, _cache, _ninja, _route, _toolchain
 from ._private_dir import open_private_dir
 from ._spec import Spec
 
@@ -84,8 +84,11 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     compiles = []
     if spec.inline_cpp is not None:
         compiles.append(_ninja.Compile("main.cpp", "obj/main.o", cuda=False))
+    host_cflags = None
     if spec.inline_cuda is not None:
-        compiles.append(_ninja.Compile("cuda.cu", "obj/cuda.o", cuda=True))
+        host_cflags = _route.host_flags(spec.inline_cuda, spec.cuda_cflags)
+        host = host_cflags is not None
+        compiles.append(_ninja.Compile("cuda.cu", "obj/cuda.o", cuda=True, host=host))
     objects = []
     for index, (path, kind) in enumerate(zip(spec.files, spec.file_kinds)):
         if kind == "obj":
@@ -117,6 +120,13 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
         ],
         embeds=[(name, f"embed/{name}.bin") for name in sorted(spec.embeds)],
     )
+    if host_cflags is not None:
+        # What nvcc gives host code: cuda_runtime.h first (in HOST_HEADER), the same
+        # include directories; no target arch, which only device code needs.
+        plan.cuda_host_cflags = [
+            "-std=c++17", *base_cflags[:-len(spec.cflags) or None],
+            "-include", _route.HOST_HEADER_NAME, *host_cflags,
+        ]  # fmt: skip
     return plan, tools
 
 
@@ -165,6 +175,8 @@ def _write_inputs(
         write("main.cpp", spec.inline_cpp.encode())
     if spec.inline_cuda is not None:
         write("cuda.cu", spec.inline_cuda.encode())
+    if any(unit.host for unit in plan.compiles):
+        write(_route.HOST_HEADER_NAME, _route.HOST_HEADER.encode())
     for name, image_file in plan.embeds:
         write(image_file, _image_bytes(spec.embeds[name]))
     write("build.ninja", ninja_text.encode())

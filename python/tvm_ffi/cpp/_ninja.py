@@ -29,6 +29,8 @@ class Compile:
     obj: str
     cuda: bool
     c: bool = False  # a C source: compiled with ``$cxx -x c`` and ``c_cflags``
+    # A CUDA source without device code: ``$cxx`` with ``cuda_host_cflags``, nvcc if it fails.
+    host: bool = False
 
 
 @dataclass
@@ -48,6 +50,7 @@ class BuildPlan:
     merged_obj: str = "obj/embedded.o"
     objects: list[str] = field(default_factory=list)  # prebuilt objects, linked as they are
     c_cflags: list[str] = field(default_factory=list)
+    cuda_host_cflags: list[str] = field(default_factory=list)  # see _route.host_flags
 
     def outputs(self) -> list[str]:
         """Every file a step writes (their ``.tmp`` siblings are a killed step's leftovers)."""
@@ -79,6 +82,9 @@ def render(plan: BuildPlan) -> str:
     has_c = any(unit.c for unit in plan.compiles)
     if has_c:
         lines.append(f"c_cflags = {_cmd(plan.c_cflags)}")
+    has_host = any(unit.host for unit in plan.compiles)
+    if has_host:
+        lines.append(f"cuda_host_cflags = {_cmd(plan.cuda_host_cflags)}")
     if plan.embeds:
         lines.append(f"python = {_cmd([plan.python])}")
     lines += [
@@ -111,6 +117,21 @@ def render(plan: BuildPlan) -> str:
             "  description = NVCC $in",
             "",
         ]
+    if has_host:
+        # The host compiler's messages are shown only when it succeeds (warnings); when it
+        # fails, nvcc compiles the source and its diagnostics are the ones that count.
+        lines += [
+            "rule cudahost",
+            "  command = if $cxx -x c++ -MMD -MF $out.d -MT $out $cuda_host_cflags -c $in"
+            " -o $out.tmp 2>$out.log; then cat $out.log;"
+            " else echo 'tvm_ffi.cpp: $in needs nvcc'"
+            " && $nvcc -MD -MF $out.d -MT $out $cuda_cflags -c $in -o $out.tmp;"
+            " fi && rm -f $out.log && mv -f $out.tmp $out",
+            "  depfile = $out.d",
+            "  deps = gcc",
+            "  description = CXX (cuda) $in",
+            "",
+        ]
     if plan.embeds:
         lines += [
             "rule embed",
@@ -138,7 +159,7 @@ def render(plan: BuildPlan) -> str:
             "",
         ]
     for unit in plan.compiles:
-        rule = "nvcc" if unit.cuda else "cc" if unit.c else "cxx"
+        rule = "cudahost" if unit.host else "nvcc" if unit.cuda else "cc" if unit.c else "cxx"
         lines.append(f"build {_path(unit.obj)}: {rule} {_path(unit.source)}")
     objs = [unit.obj for unit in plan.compiles] + list(plan.objects)
     if plan.embeds:
