@@ -8,6 +8,7 @@ identities on disk), so no process is spawned.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import functools
 import hashlib
@@ -18,14 +19,14 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import _arch, _build, _cache, _ninja, _route, _toolchain
+from . import _arch, _build, _cache, _images, _ninja, _route, _toolchain
 from ._private_dir import open_private_dir
 from ._spec import Spec
 
 __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested"]
 
 # Bump when the build recipe changes in a way that must invalidate cached libraries.
-_RECIPE = "2"
+_RECIPE = "3"
 
 _VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
 
@@ -120,6 +121,8 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
         ],
         embeds=[(name, f"embed/{name}.bin") for name in sorted(spec.embeds)],
     )
+    if plan.embeds and not spec.object_output:
+        plan.embed_asm = _images.ASM_FILE
     if host_cflags is not None:
         # What nvcc gives host code: cuda_runtime.h first (in HOST_HEADER), the same
         # include directories; no target arch, which only device code needs.
@@ -146,7 +149,7 @@ def _key(spec: Spec, ninja_text: str, tools: list[tuple[str, str]], root: Path) 
     if spec.inline_cuda is not None:
         hasher.add("cuda.cu", spec.inline_cuda)
     for path in spec.files:
-        hasher.add("file", path.read_bytes())
+        hasher.add("file", str(path) if spec.keyed_files else path.read_bytes())
     for name in sorted(spec.embeds):
         image = spec.embeds[name]
         if isinstance(image, dict):
@@ -177,8 +180,12 @@ def _write_inputs(
         write("cuda.cu", spec.inline_cuda.encode())
     if any(unit.host for unit in plan.compiles):
         write(_route.HOST_HEADER_NAME, _route.HOST_HEADER.encode())
+    images = {name: _image_bytes(spec.embeds[name]) for name, _ in plan.embeds}
+    if plan.embed_asm is not None:
+        _images.check_images(images, build_dir)
+        write(plan.embed_asm, _images.asm_source(plan.embeds).encode())
     for name, image_file in plan.embeds:
-        write(image_file, _image_bytes(spec.embeds[name]))
+        write(image_file, images[name])
     write("build.ninja", ninja_text.encode())
 
 
@@ -241,14 +248,15 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     timeout = _cache.lock_timeout()  # a bad value is an error on every call, hit or not
     root, root_fd = _cache.open_cache_root()
     try:
+        if build_directory is None:
+            if spec.embeds:
+                yield _two_level(spec, root, root_fd, timeout, verbose)
+            else:
+                yield _cached(*_entry(spec, root), root, root_fd, timeout, verbose)
+            return
         plan, tools = _plan(spec, root)
         ninja_text = _ninja.render(plan)
-        key = _key(spec, ninja_text, tools, root)
-        library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
-        if build_directory is None:
-            yield _cached(spec, plan, ninja_text, f"{spec.stem}_{key}",
-                          library, root, root_fd, timeout, verbose)  # fmt: skip
-            return
+        library = plan.output.rsplit("/", 1)[-1]
     finally:
         os.close(root_fd)
     resolved, dir_fd = open_private_dir(
@@ -269,17 +277,68 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
         os.close(dir_fd)
 
 
+def _entry(spec: Spec, root: Path, kind: str = "") -> tuple:
+    """``(spec, plan, ninja text, entry name, library file name)`` of ``spec``'s cache
+    entry, named ``<stem><kind>_<key>``."""
+    plan, tools = _plan(spec, root)
+    ninja_text = _ninja.render(plan)
+    key = _key(spec, ninja_text, tools, root)
+    library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
+    return spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library
+
+
+def _two_level(spec: Spec, root: Path, root_fd: int, timeout: float, verbose: bool) -> Path:
+    """A build with embedded images, in two cache entries: the compiled sources as one
+    relocatable object, keyed without the images, and the embed and link step, keyed by
+    that object's entry and the image bytes. A new image into unchanged sources (a new
+    autotune config, an edited NVRTC kernel) then re-runs only the embed and the link."""
+    objects = dataclasses.replace(
+        spec, embeds={}, ldflags=[], object_output=True, cuda_runtime=True
+    )
+    obj_entry = _entry(objects, root, ".objects")
+    _, _, _, obj_name, obj_library = obj_entry
+    link = dataclasses.replace(
+        spec,
+        inline_cpp=None,
+        inline_cuda=None,
+        files=[root / obj_name / obj_library],
+        file_kinds=["obj"],
+        cflags=[],
+        cuda_cflags=[],
+        include_paths=[],
+        keyed_files=True,  # the path holds the key of everything that made the object
+    )
+    link_entry = _entry(link, root)
+    found = _lookup(root_fd, root / link_entry[3], link_entry[4], verbose)
+    if found is not None:
+        return found
+    _cached(*obj_entry, root, root_fd, timeout, verbose)
+    return _cached(*link_entry, root, root_fd, timeout, verbose)
+
+
+def _lookup(root_fd: int, entry_dir: Path, library: str, verbose: bool) -> Path | None:
+    """The entry's library if it is there and sound (no lock: a published entry never
+    changes), else None."""
+    dir_fd = _cache.open_entry(root_fd, entry_dir.name, entry_dir, create=False)
+    if dir_fd is None:
+        return None
+    try:
+        if _library_problem(dir_fd, library) is not None:
+            return None
+    finally:
+        os.close(dir_fd)
+    if verbose:
+        sys.stderr.write(f"tvm_ffi.cpp: using cached {entry_dir / library}\n")
+    return entry_dir / library
+
+
 def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verbose) -> Path:
     entry_dir = root / entry
     path = entry_dir / library
-    dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=False)
-    if dir_fd is not None and _library_problem(dir_fd, library) is None:
-        os.close(dir_fd)
-        if verbose:
-            sys.stderr.write(f"tvm_ffi.cpp: using cached {path}\n")
-        return path
-    if dir_fd is None:
-        dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
+    found = _lookup(root_fd, entry_dir, library, verbose)
+    if found is not None:
+        return found
+    dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
     try:
         with _cache.build_lock(dir_fd, entry_dir, timeout):
             problem = _library_problem(dir_fd, library)

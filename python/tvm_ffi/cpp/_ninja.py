@@ -51,11 +51,15 @@ class BuildPlan:
     objects: list[str] = field(default_factory=list)  # prebuilt objects, linked as they are
     c_cflags: list[str] = field(default_factory=list)
     cuda_host_cflags: list[str] = field(default_factory=list)  # see _route.host_flags
+    # An assembler file holding ``embeds`` that the link assembles (see _images): then
+    # no embed step runs.
+    embed_asm: str | None = None
 
     def outputs(self) -> list[str]:
         """Every file a step writes (their ``.tmp`` siblings are a killed step's leftovers)."""
         objs = [c.obj for c in self.compiles]
-        return [*objs, *([self.merged_obj] if self.embeds else []), self.output]
+        merged = [self.merged_obj] if self.embeds and not self.embed_asm else []
+        return [*objs, *merged, self.output]
 
 
 def _path(text: str) -> str:
@@ -85,7 +89,8 @@ def render(plan: BuildPlan) -> str:
     has_host = any(unit.host for unit in plan.compiles)
     if has_host:
         lines.append(f"cuda_host_cflags = {_cmd(plan.cuda_host_cflags)}")
-    if plan.embeds:
+    embed_step = bool(plan.embeds) and plan.embed_asm is None
+    if embed_step:
         lines.append(f"python = {_cmd([plan.python])}")
     lines += [
         "",
@@ -132,7 +137,7 @@ def render(plan: BuildPlan) -> str:
             "  description = CXX (cuda) $in",
             "",
         ]
-    if plan.embeds:
+    if embed_step:
         lines += [
             "rule embed",
             # --strict: load_inline refuses bytes that are no image, at build time.
@@ -162,7 +167,11 @@ def render(plan: BuildPlan) -> str:
         rule = "cudahost" if unit.host else "nvcc" if unit.cuda else "cc" if unit.c else "cxx"
         lines.append(f"build {_path(unit.obj)}: {rule} {_path(unit.source)}")
     objs = [unit.obj for unit in plan.compiles] + list(plan.objects)
-    if plan.embeds:
+    implicit = ""
+    if plan.embeds and plan.embed_asm is not None:
+        objs.append(plan.embed_asm)
+        implicit = " | " + " ".join(_path(image) for _, image in plan.embeds)
+    elif plan.embeds:
         args = [a for obj in objs for a in ("--input-obj", obj)]
         args += [a for name, image in plan.embeds for a in ("--cubin", image, "--name", name)]
         images = " ".join(_path(image) for _, image in plan.embeds)
@@ -172,6 +181,6 @@ def render(plan: BuildPlan) -> str:
         lines.append(f"  embed_args = {_cmd(args)}")
         objs = [plan.merged_obj]
     rule = "partial" if partial else "link"
-    lines.append(f"build {_path(plan.output)}: {rule} {' '.join(map(_path, objs))}")
+    lines.append(f"build {_path(plan.output)}: {rule} {' '.join(map(_path, objs))}{implicit}")
     lines.append(f"default {_path(plan.output)}")
     return "\n".join(lines) + "\n"

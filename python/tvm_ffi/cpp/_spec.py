@@ -52,6 +52,11 @@ class Spec:
     embeds: dict[str, bytes | dict[str, bytes]] = field(default_factory=dict)
     docs: dict[str, str] = field(default_factory=dict)
     object_output: bool = False  # a relocatable object (``output="x.o"``) instead of a .so
+    # The CUDA headers and cudart even without CUDA sources or images: the objects of a
+    # build whose images are linked in a separate step (see _library._two_level).
+    cuda_runtime: bool = False
+    # ``files`` are published cache entries whose path names their key: hashed by path.
+    keyed_files: bool = False
 
     def __post_init__(self) -> None:
         if not self.file_kinds:
@@ -69,7 +74,7 @@ class Spec:
     @property
     def uses_cuda(self) -> bool:
         # Embedded images are launched through the CUDA runtime: headers and cudart needed.
-        return self.has_cuda_sources or bool(self.embeds)
+        return self.has_cuda_sources or bool(self.embeds) or self.cuda_runtime
 
 
 def kind_from_suffix(path: Path) -> str:
