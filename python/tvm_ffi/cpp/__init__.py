@@ -7,5 +7,15 @@ Importing this package finds no tools and runs nothing: that happens on the firs
 
 from ._build import BuildError
 from ._inline import build, build_inline, load, load_inline
+from ._many import ManyBuildError, build_inline_many, load_inline_many
 
-__all__ = ["BuildError", "build", "build_inline", "load", "load_inline"]
+__all__ = [
+    "BuildError",
+    "ManyBuildError",
+    "build",
+    "build_inline",
+    "build_inline_many",
+    "load",
+    "load_inline",
+    "load_inline_many",
+]

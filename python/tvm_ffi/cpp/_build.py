@@ -199,6 +199,7 @@ def run_ninja(
     name: str,
     verbose: bool,
     embeds: Sequence[str] = (),
+    jobs: int | None = None,
 ) -> str:
     """Run ninja in the directory open as ``dir_fd`` (``build_dir``); return its output.
 
@@ -206,7 +207,8 @@ def run_ninja(
     with the builder: on an exception or KeyboardInterrupt here, at interpreter exit,
     and (through the parent-death signal) when the builder is killed. With ``verbose`` the
     output (with full command lines) is streamed to stderr as it comes. ``embeds`` are the
-    names of the embedded images, for the message about a missing one.
+    names of the embedded images, for the message about a missing one; ``jobs`` caps
+    ninja's parallel steps (its default: all cores).
     """
     import subprocess
 
@@ -215,6 +217,8 @@ def run_ninja(
         atexit.register(_stop_all_at_exit)
         _atexit_registered = True
     args = ["-v"] if verbose else []
+    if jobs is not None:
+        args += ["-j", str(jobs)]
     shown = " ".join([str(ninja), "-C", str(build_dir), *args])
     launch = [sys.executable, "-I", "-S", "-c", _LAUNCH, str(os.getpid()), str(dir_fd)]
     proc = subprocess.Popen(

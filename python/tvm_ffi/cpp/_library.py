@@ -8,6 +8,7 @@ identities on disk), so no process is spawned.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import errno
 import functools
@@ -29,6 +30,9 @@ __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested
 _RECIPE = "3"
 
 _VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
+
+# Ninja's -j for builds of this thread (load_inline_many shares the cores among builds).
+_ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
 
 
 def verbose_requested(verbose: bool) -> bool:
@@ -234,6 +238,7 @@ def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool) ->
         name=spec.name,
         verbose=verbose,
         embeds=sorted(spec.embeds),
+        jobs=_ninja_jobs.get(),
     )
 
 
