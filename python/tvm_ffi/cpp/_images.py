@@ -29,7 +29,10 @@ def asm_source(images: Iterable[tuple[str, str]]) -> str:
         lines += [
             '  .section .rodata.tvm_ffi_cubin,"a",@progbits',
             "  .balign 64",
-            *(f"  .globl {s}\n  .hidden {s}\n  .type {s},@object" for s in (symbol, f"{symbol}_end")),
+            *(
+                f"  .globl {s}\n  .hidden {s}\n  .type {s},@object"
+                for s in (symbol, f"{symbol}_end")
+            ),
             f"{symbol}:",
             f'  .incbin "{image_file}"',
             f"{symbol}_end:",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
@@ -121,6 +120,8 @@ def _publish(built: Path, output: Path | None) -> str:
     # Created by us with the usual modes (the umask applies): 0777 for a library, as the
     # linker writes them, 0666 for an object.
     mode = 0o666 if output.suffix == ".o" else 0o777
+    import secrets  # not at import: only an output= copy needs it
+
     staged = output.with_name(f".{output.name}.{secrets.token_hex(6)}.tmp")
     fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:

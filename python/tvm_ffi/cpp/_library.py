@@ -259,7 +259,7 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             else:
                 yield _cached(*_entry(spec, root), root, root_fd, timeout, verbose)
             return
-        plan, tools = _plan(spec, root)
+        plan, _ = _plan(spec, root)
         ninja_text = _ninja.render(plan)
         library = plan.output.rsplit("/", 1)[-1]
     finally:

@@ -59,7 +59,9 @@ def host_flags(source: str, cuda_cflags: list[str]) -> list[str] | None:
             if value is None:
                 return None
             # -Xcompiler a,b passes a and b to the host compiler, as nvcc would.
-            out += value.split(",") if flag in ("-Xcompiler", "--compiler-options") else [flag, value]
+            out += (
+                value.split(",") if flag in ("-Xcompiler", "--compiler-options") else [flag, value]
+            )
         elif flag.startswith(("-Xcompiler=", "--compiler-options=")):
             out += flag.split("=", 1)[1].split(",")
         elif _SAME_FLAG.fullmatch(flag):
