@@ -13,8 +13,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from . import _spec
-from ._library import build_and_load, build_library
+from . import _hits, _spec
+
+# _library (tool discovery, ninja, the full key) is imported on a miss only: a cache hit
+# in a fresh process goes through _hits.find alone.
+
+
+def build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
+    found = _hits.find(spec, build_directory, verbose)
+    if found is not None:
+        return found
+    from ._library import build_library as build
+
+    return build(spec, build_directory, verbose)
+
+
+def build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
+    found = _hits.find(spec, build_directory, verbose)
+    if found is not None:
+        import tvm_ffi
+
+        return tvm_ffi.load_module(found)
+    from ._library import build_and_load as build
+
+    return build(spec, build_directory, verbose)
+
 
 __all__ = ["build", "build_inline", "load", "load_inline"]
 

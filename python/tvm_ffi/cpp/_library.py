@@ -9,61 +9,35 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
-import errno
-import functools
 import hashlib
 import os
-import stat
 import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import _arch, _build, _cache, _images, _ninja, _route, _toolchain
+from . import _arch, _build, _cache, _hits, _images, _ninja, _route, _toolchain
 from ._private_dir import open_private_dir
 from ._spec import Spec
 
 __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested"]
 
 # Bump when the build recipe changes in a way that must invalidate cached libraries.
-_RECIPE = "3"
+_RECIPE = _hits.RECIPE
 
-_VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
 
 # Ninja's -j for builds of this thread (load_inline_many shares the cores among builds).
 _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
 
 
-def verbose_requested(verbose: bool) -> bool:
-    return verbose or os.environ.get(_VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-@functools.cache
-def _include_dir() -> Path:
-    from tvm_ffi import config
-
-    return Path(config.get_include_dir())
-
-
-@functools.cache
-def _header_fingerprint(include_dir: Path) -> str:
-    # The package version covers released headers; this also catches edits in a
-    # development checkout. Once per process, so it stays off the warm path.
-    hasher = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(include_dir / "tvm" / "ffi"):
-        dirnames.sort()
-        for filename in sorted(filenames):
-            st = os.stat(os.path.join(dirpath, filename))
-            hasher.update(f"{dirpath}/{filename}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return hasher.hexdigest()
+verbose_requested = _hits.verbose_requested
 
 
 def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
     """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build.
 
     ``root`` (the cache root) lets the detected GPU architectures be remembered there."""
-    include_dir = _include_dir()
+    include_dir = _hits.include_dir()
     cxx = str(_toolchain.find_cxx())
     tools = [("cxx", cxx)]
     includes = [str(include_dir)]
@@ -143,7 +117,7 @@ def _key(spec: Spec, ninja_text: str, tools: list[tuple[str, str]], root: Path) 
     hasher = _cache.KeyHasher()
     hasher.add("recipe", _RECIPE)
     hasher.add("version", tvm_ffi.__version__)
-    hasher.add("headers", _header_fingerprint(_include_dir()))
+    hasher.add("headers", _hits.header_fingerprint(_hits.include_dir()))
     # build.ninja holds every flag, include path, tool path and target arch.
     hasher.add("ninja", ninja_text)
     for label, tool in tools:
@@ -203,32 +177,6 @@ def _remove_tmp_outputs(plan: _ninja.BuildPlan, dir_fd: int) -> None:
             pass
 
 
-def _library_problem(dir_fd: int, relpath: str) -> str | None:
-    """Why the library at ``relpath`` under the directory cannot be loaded; None if it
-    can, "" when there is none. No symbolic link on the way is followed."""
-    from tvm_ffi._elf_check import file_kind, library_problem
-
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        with _cache.parent_of(dir_fd, relpath, create=False) as (parent, name):
-            fd = os.open(name, flags, dir_fd=parent)
-    except FileNotFoundError:
-        return ""
-    except OSError as err:
-        if err.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW met a symbolic link
-            return "a symbolic link, never followed"
-        return f"cannot open it: {err.strerror}"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return f"not a regular file ({file_kind(st.st_mode)})"
-        if relpath.endswith(".o"):  # output="x.o": a relocatable object, never loaded here
-            return None if st.st_size > 0 else "an empty file"
-        return library_problem(fd, st)
-    finally:
-        os.close(fd)
-
-
 def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool) -> None:
     _write_inputs(spec, plan, dir_fd, build_dir, ninja_text)
     _build.run_ninja(
@@ -254,10 +202,15 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     root, root_fd = _cache.open_cache_root()
     try:
         if build_directory is None:
+            tools: list[str] = []
             if spec.embeds:
-                yield _two_level(spec, root, root_fd, timeout, verbose)
+                path = _two_level(spec, root, root_fd, timeout, verbose, tools)
             else:
-                yield _cached(*_entry(spec, root), root, root_fd, timeout, verbose)
+                path = _cached(*_entry(spec, root, "", tools), root, root_fd, timeout, verbose)
+            request = _hits.request_key(spec, _RECIPE)
+            if request is not None:  # the next fresh process finds it without any tool
+                _hits.record(root_fd, root, request, path, sorted(set(tools)))
+            yield path
             return
         plan, _ = _plan(spec, root)
         ninja_text = _ninja.render(plan)
@@ -282,28 +235,28 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
         os.close(dir_fd)
 
 
-def _entry(spec: Spec, root: Path, kind: str = "") -> tuple:
+def _entry(spec: Spec, root: Path, kind: str, tools_out: list[str]) -> tuple:
     """``(spec, plan, ninja text, entry name, library file name)`` of ``spec``'s cache
-    entry, named ``<stem><kind>_<key>``."""
+    entry, named ``<stem><kind>_<key>``; adds the tools of its key to ``tools_out``."""
     plan, tools = _plan(spec, root)
+    tools_out += [tool for _, tool in tools]
     ninja_text = _ninja.render(plan)
     key = _key(spec, ninja_text, tools, root)
     library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
     return spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library
 
 
-def _two_level(spec: Spec, root: Path, root_fd: int, timeout: float, verbose: bool) -> Path:
+def _two_level(
+    spec: Spec, root: Path, root_fd: int, timeout: float, verbose: bool, tools: list[str]
+) -> Path:
     """A build with embedded images, in two cache entries: the compiled sources as one
     relocatable object, keyed without the images, and the embed and link step, keyed by
     that object's entry and the image bytes. A new image into unchanged sources (a new
     autotune config, an edited NVRTC kernel) then re-runs only the embed and the link."""
-    objects = dataclasses.replace(
-        spec, embeds={}, ldflags=[], object_output=True, cuda_runtime=True
-    )
-    obj_entry = _entry(objects, root, ".objects")
+    objects = spec.replace(embeds={}, ldflags=[], object_output=True, cuda_runtime=True)
+    obj_entry = _entry(objects, root, ".objects", tools)
     _, _, _, obj_name, obj_library = obj_entry
-    link = dataclasses.replace(
-        spec,
+    link = spec.replace(
         inline_cpp=None,
         inline_cuda=None,
         files=[root / obj_name / obj_library],
@@ -313,7 +266,7 @@ def _two_level(spec: Spec, root: Path, root_fd: int, timeout: float, verbose: bo
         include_paths=[],
         keyed_files=True,  # the path holds the key of everything that made the object
     )
-    link_entry = _entry(link, root)
+    link_entry = _entry(link, root, "", tools)
     found = _lookup(root_fd, root / link_entry[3], link_entry[4], verbose)
     if found is not None:
         return found
@@ -328,7 +281,7 @@ def _lookup(root_fd: int, entry_dir: Path, library: str, verbose: bool) -> Path 
     if dir_fd is None:
         return None
     try:
-        if _library_problem(dir_fd, library) is not None:
+        if _hits.library_problem(dir_fd, library) is not None:
             return None
     finally:
         os.close(dir_fd)
@@ -346,18 +299,18 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
     dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
     try:
         with _cache.build_lock(dir_fd, entry_dir, timeout):
-            problem = _library_problem(dir_fd, library)
+            problem = _hits.library_problem(dir_fd, library)
             if problem is None:  # another process built it while we waited
                 return path
             if problem:
                 warnings.warn(
                     f"tvm_ffi.cpp: the cached library {path} is damaged ({problem}); rebuilding it",
                     RuntimeWarning,
-                    stacklevel=6,  # the caller of load_inline/build_inline
+                    stacklevel=_user_stacklevel(),  # the caller of load_inline/build_inline
                 )
             _cache.clean_entry(dir_fd)  # a damaged library, leftovers of a killed build
             _run(spec, plan, ninja_text, dir_fd, entry_dir, verbose)
-            problem = _library_problem(dir_fd, plan.output)
+            problem = _hits.library_problem(dir_fd, plan.output)
             if problem:
                 raise RuntimeError(
                     f"the link produced an unusable {entry_dir / plan.output}: {problem}"
@@ -366,6 +319,18 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
     finally:
         os.close(dir_fd)
     return path
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by our caller name the first frame
+    outside this package (the user's call of load_inline, build_inline, ...)."""
+    here = os.path.dirname(__file__)
+    frame, level = sys._getframe(2), 2
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(here) or frame.f_code.co_filename == contextlib.__file__
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def build_library(spec: Spec, build_directory: str | os.PathLike | None, verbose: bool) -> Path:

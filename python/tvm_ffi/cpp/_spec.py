@@ -7,7 +7,6 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
@@ -34,33 +33,61 @@ EmbedValue = Union[bytes, bytearray, memoryview, Mapping[str, Union[bytes, bytea
 FILE_KINDS = ("cxx", "c", "cuda", "obj")
 
 
-@dataclass
 class Spec:
-    """One module to build: sources as text or files, flags, and images to embed."""
+    """One module to build: sources as text or files, flags, and images to embed.
+
+    A plain class, not a dataclass: this module is imported on every cache hit, and the
+    dataclasses module (with inspect) costs more than the hit itself.
+    """
 
     api: str  # "load_inline", "build", ... for error messages
     name: str
-    inline_cpp: str | None = None  # generated main.cpp text
-    inline_cuda: str | None = None  # generated cuda.cu text
-    files: list[Path] = field(default_factory=list)
-    file_kinds: list[str] = field(default_factory=list)  # one of FILE_KINDS per file
-    cflags: list[str] = field(default_factory=list)
-    cuda_cflags: list[str] = field(default_factory=list)
-    ldflags: list[str] = field(default_factory=list)
-    include_paths: list[str] = field(default_factory=list)
+    inline_cpp: str | None  # generated main.cpp text
+    inline_cuda: str | None  # generated cuda.cu text
+    files: list[Path]
+    file_kinds: list[str]  # one of FILE_KINDS per file
+    cflags: list[str]
+    cuda_cflags: list[str]
+    ldflags: list[str]
+    include_paths: list[str]
     # name -> single image, or name -> {arch: image} to be combined into a fatbin
-    embeds: dict[str, bytes | dict[str, bytes]] = field(default_factory=dict)
-    docs: dict[str, str] = field(default_factory=dict)
-    object_output: bool = False  # a relocatable object (``output="x.o"``) instead of a .so
+    embeds: dict[str, bytes | dict[str, bytes]]
+    docs: dict[str, str]
+    object_output: bool  # a relocatable object (``output="x.o"``) instead of a .so
     # The CUDA headers and cudart even without CUDA sources or images: the objects of a
     # build whose images are linked in a separate step (see _library._two_level).
-    cuda_runtime: bool = False
+    cuda_runtime: bool
     # ``files`` are published cache entries whose path names their key: hashed by path.
-    keyed_files: bool = False
+    keyed_files: bool
 
-    def __post_init__(self) -> None:
+    # Field -> default (a type is called for a fresh empty value). Read-only.
+    _DEFAULTS = {  # noqa: RUF012
+        "inline_cpp": None, "inline_cuda": None, "files": list, "file_kinds": list,
+        "cflags": list, "cuda_cflags": list, "ldflags": list, "include_paths": list,
+        "embeds": dict, "docs": dict, "object_output": False, "cuda_runtime": False,
+        "keyed_files": False,
+    }  # fmt: skip
+
+    def __init__(self, api: str, name: str, **fields: object) -> None:
+        unknown = set(fields) - set(self._DEFAULTS)
+        if unknown:
+            raise TypeError(f"Spec: unknown fields {sorted(unknown)}")
+        self.api = api
+        self.name = name
+        for key, default in self._DEFAULTS.items():
+            value = fields.get(key, default)
+            setattr(self, key, value() if value is default and callable(default) else value)
         if not self.file_kinds:
             self.file_kinds = [kind_from_suffix(p) for p in self.files]
+
+    def replace(self, **changes: object) -> Spec:
+        """A copy with ``changes`` applied (like ``dataclasses.replace``)."""
+        fields = {key: getattr(self, key) for key in self._DEFAULTS}
+        fields.update(changes)
+        return Spec(self.api, self.name, **fields)
+
+    def __repr__(self) -> str:
+        return f"Spec({self.api!r}, {self.name!r})"
 
     @property
     def stem(self) -> str:

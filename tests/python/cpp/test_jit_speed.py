@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tvm_ffi import cpp
-from tvm_ffi.cpp import _library, _route, _toolchain
+from tvm_ffi.cpp import _hits, _route, _toolchain
 
 
 def _has_nvcc() -> bool:
@@ -152,7 +152,7 @@ def test_ldflags_relink_only(cache_dir):
 
 def test_header_change_rebuilds_objects_and_link(cache_dir, monkeypatch):
     _build("jit_hdr", _ptx("one"))
-    monkeypatch.setattr(_library, "_header_fingerprint", lambda include_dir: "edited")
+    monkeypatch.setattr(_hits, "header_fingerprint", lambda include_dir: "edited")
     _build("jit_hdr", _ptx("one"))
     assert len(_object_stamp(cache_dir, "jit_hdr")) == 2
     assert len(_entries(cache_dir, "jit_hdr_*")) == 2
