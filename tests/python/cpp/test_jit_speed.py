@@ -196,3 +196,48 @@ def test_max_jobs_must_be_a_positive_int(monkeypatch):
         cpp.build_inline_many([{"name": "x", "cpp_sources": "int f();"}])
     with pytest.raises(ValueError, match=r"^build_inline_many: max_jobs must be an int >= 1"):
         cpp.build_inline_many([], max_jobs=0)
+
+
+HIT_SCRIPT = """
+import sys
+from tvm_ffi import cpp
+mod = cpp.load_inline("jit_fresh_hit", cpp_sources="int add(int a, int b) { return a + b; }",
+                      functions="add")
+assert mod.add(2, 3) == 5
+print(sorted(m for m in sys.modules if m.startswith("tvm_ffi.cpp")))
+print("dataclasses" in sys.modules)
+"""
+
+
+def test_cache_hit_in_a_fresh_process_finds_no_tools(cache_dir):
+    import sys
+
+    def run() -> list[str]:
+        proc = subprocess.run([sys.executable, "-c", HIT_SCRIPT], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+    first = run()  # builds: the full way, which leaves the index record
+    assert "'tvm_ffi.cpp._library'" in first[0]
+    assert run() == [
+        "['tvm_ffi.cpp', 'tvm_ffi.cpp._cache', 'tvm_ffi.cpp._hits', 'tvm_ffi.cpp._inline', "
+        "'tvm_ffi.cpp._private_dir', 'tvm_ffi.cpp._spec']",
+        "False",
+    ]
+    assert len(list((cache_dir / "hits").iterdir())) == 1
+
+
+def test_index_sees_a_changed_compiler_at_the_same_path(cache_dir, install_cxx, tmp_path):
+    script = '#!/bin/sh\necho "$@" >> "$JIT_LOG"\nexec c++ "$@"\n'
+    log = install_cxx("c++", script)
+    cpp.build_inline("jit_same_path", cpp_sources="int f() { return 1; }")
+    assert log.read_text().count("--version") == 1
+    _toolchain._identity_memo.clear()  # as in a fresh process
+    cpp.build_inline("jit_same_path", cpp_sources="int f() { return 1; }")
+    assert log.read_text().count("--version") == 1  # the index answered
+    (tmp_path / "bin" / "c++").write_text(script + "# upgraded\n")  # same path, new binary
+    cpp.build_inline("jit_same_path", cpp_sources="int f() { return 1; }")
+    # The record's stamp of the compiler no longer matches: the full way asks it who it
+    # is (the same --version text, so the same entry, without a compile).
+    assert log.read_text().count("--version") == 2
+    assert log.read_text().count(" -c main.cpp ") == 1
