@@ -10,6 +10,7 @@ which has the same import name, run with its own PYTHONPATH. Prints one marked J
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ import _common
 import _ref
 import _sources
 
-CASES = ("noop_cpp", "add_one_cuda", "cubin10")
+CASES = ("noop_cpp", "add_one_cuda", "cubin10", "wrapper")
 
 
 def case_kwargs(case: str, cubin_dir: str | None) -> tuple[dict, list[str]]:
@@ -40,7 +41,81 @@ def case_kwargs(case: str, cubin_dir: str | None) -> tuple[dict, list[str]]:
             raise ValueError(f"expected 10 CUBINs in {cubin_dir} (got {len(cubins)})")
         src = _sources.many_launchers_source(10, one_cubin=False)
         return {"cuda_sources": src, "embed_cubin": cubins}, ["launch_k0", "launch_k9"]
+    if case == "wrapper":
+        # The guide's wrapper: cuda_sources with one launcher and no device code, one image.
+        return {
+            "cuda_sources": wrapper_source(),
+            "embed_cubin": {"all": wrapper_image(cubin_dir, 0)},
+        }, ["launch_k0"]
     raise ValueError(f"unknown case {case!r} (expected one of {', '.join(CASES)})")
+
+
+def wrapper_source() -> str:
+    return _sources.many_launchers_source(1, one_cubin=True)
+
+
+def wrapper_image(cubin_dir: str | None, index: int) -> bytes:
+    if cubin_dir is None:
+        raise ValueError("case wrapper needs --cubin-dir")
+    return (Path(cubin_dir) / f"c{index}.cubin").read_bytes()
+
+
+def time_reembed(impl: str, cubin_dir: str, count: int) -> dict:
+    """Cold build of the wrapper, then the same wrapper with each other CUBIN (a new
+    autotune config): only the image changes."""
+    tvm_ffi = _ref.import_impl(impl)
+    cpp = _ref.import_cpp()
+    kwargs, _ = case_kwargs("wrapper", cubin_dir)
+    t0 = time.perf_counter()
+    cpp.load_inline("bench_reembed", **kwargs)
+    first = time.perf_counter() - t0
+    again = []
+    for index in range(1, count):
+        kwargs["embed_cubin"] = {"all": wrapper_image(cubin_dir, index)}
+        t0 = time.perf_counter()
+        cpp.load_inline("bench_reembed", **kwargs)
+        again.append(time.perf_counter() - t0)
+    return {"impl": impl, "version": _ref.impl_version(tvm_ffi), "first_s": first, "again_s": again}
+
+
+def many_modules(count: int) -> list[dict]:
+    """``count`` small distinct C++ modules (a kernel library's variants)."""
+    return [
+        {
+            "name": f"bench_many_{i}",
+            "cpp_sources": f"int variant_{i}(int a) {{ return a * {i + 2} + {i}; }}",
+            "functions": [f"variant_{i}"],
+        }
+        for i in range(count)
+    ]
+
+
+def time_many(impl: str, count: int, caches: list[str]) -> dict:
+    """``count`` modules into an empty cache: one load_inline after the other, then (into
+    another empty cache) one load_inline_many call when the implementation has it."""
+    tvm_ffi = _ref.import_impl(impl)
+    cpp = _ref.import_cpp()
+    modules = many_modules(count)
+    os.environ["TVM_FFI_CACHE_DIR"] = caches[0]
+    t0 = time.perf_counter()
+    for kwargs in modules:
+        cpp.load_inline(**kwargs)
+    sequential = time.perf_counter() - t0
+    parallel = None
+    if hasattr(cpp, "load_inline_many"):
+        os.environ["TVM_FFI_CACHE_DIR"] = caches[1]
+        t0 = time.perf_counter()
+        mods = cpp.load_inline_many(modules)
+        parallel = time.perf_counter() - t0
+        assert [m[f"variant_{i}"](1) for i, m in enumerate(mods)] == [
+            2 * i + 2 for i in range(count)
+        ]
+    return {
+        "impl": impl,
+        "version": _ref.impl_version(tvm_ffi),
+        "sequential_s": sequential,
+        "parallel_s": parallel,
+    }
 
 
 def time_load_inline(
@@ -160,13 +235,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--worker", choices=("ours", "ref"), required=True)
     parser.add_argument("--case", default="add_one_cuda")
-    parser.add_argument("--mode", choices=("cold", "warm", "nvrtc"), required=True)
+    parser.add_argument(
+        "--mode", choices=("cold", "warm", "nvrtc", "reembed", "many"), required=True
+    )
+    parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--caches", nargs="*", default=[])
     parser.add_argument("--warm-repeats", type=int, default=10)
     parser.add_argument("--cubin-dir", default=None)
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)
     if args.mode == "nvrtc":
         result = time_nvrtc(args.worker, args.arch, args.warm_repeats)
+    elif args.mode == "reembed":
+        result = time_reembed(args.worker, args.cubin_dir, args.count)
+    elif args.mode == "many":
+        result = time_many(args.worker, args.count, args.caches)
     else:
         result = time_load_inline(
             args.worker, args.case, args.mode, args.warm_repeats, args.cubin_dir
