@@ -53,12 +53,14 @@ def compile_times(cubin_dir: Path, arch: str, reps: int) -> dict:
         "cxx": ["c++", "-x", "c++", "-include", "cuda_runtime.h", *common, "-fPIC",
                 "-c", str(src), "-o", "h.o"],
     }  # fmt: skip
-    out: dict = {"nvcc": [], "cxx": []}
+    out: dict = {"nvcc": [], "cxx": [], "nvcc_cpu": [], "cxx_cpu": []}
     for _ in range(reps):
         for label, cmd in commands.items():
+            cpu0 = _jit_worker.children_cpu()
             t0 = time.perf_counter()
             subprocess.run(cmd, cwd=work, check=True, capture_output=True)
             out[label].append(time.perf_counter() - t0)
+            out[f"{label}_cpu"].append(_jit_worker.children_cpu() - cpu0)
     return out
 
 
@@ -104,7 +106,8 @@ def collect(args, cubin_dir: Path, cubin_error: str | None, ref_dir, ref_desc: s
 
     def compiles():
         times = compile_times(cubin_dir, args.arch_used, reps)
-        rows["nvcc_c"] = _common.ok_row("nvcc -c", times["nvcc"])
+        rows["nvcc_c"] = _common.ok_row("nvcc -c", times["nvcc"], cpu=_median(times["nvcc_cpu"]))
+        rows["cxx_c_cpu"] = _median(times["cxx_cpu"])
         return times["cxx"]
 
     guard("cxx_c", "c++ -c", compiles)
@@ -134,10 +137,13 @@ def collect(args, cubin_dir: Path, cubin_error: str | None, ref_dir, ref_desc: s
                 finally:
                     shutil.rmtree(cache, ignore_errors=True)
                 samples.append(res["first_s"])
+                reembed.setdefault("cpu", []).append(res["first_cpu_s"])
                 reembed.setdefault("again", []).extend(res["again_s"])
             return samples
 
         guard(f"{impl}_cold", "cold", cold)
+        if reembed.get("cpu"):
+            rows[f"{impl}_cold"]["cpu"] = _median(reembed["cpu"])
         guard(f"{impl}_reembed", "reembed", lambda reembed=reembed: reembed["again"])
         guard(f"{impl}_hit", "hit", lambda impl=impl, rdir=rdir: hit_series(
             impl, rdir, str(cubin_dir), fresh, args.arch_used))  # fmt: skip
@@ -179,6 +185,10 @@ def _cell(row: dict | None, scale: float = 1.0, unit: str = "s", ratio_to: dict 
     text = f"{_common.fmt_num(row['median'] * scale)} {unit}"
     if ratio_to is not None and ratio_to.get("status") == "ok":
         text += f" ({row['median'] / ratio_to['median']:.2f}x {ratio_label})"
+    if row.get("cpu") is not None:  # the compilers' CPU time, steadier on a shared machine
+        text += f"; cpu {_common.fmt_num(row['cpu'])} s"
+        if ratio_to is not None and ratio_to.get("cpu"):
+            text += f" ({row['cpu'] / ratio_to['cpu']:.2f}x)"
     return text
 
 
@@ -187,7 +197,8 @@ def section(rows: dict, params: dict, arch: str) -> dict:
     nvcc = rows.get("nvcc_c")
     cells = [
         ["plain `nvcc -c` of the wrapper", _cell(nvcc), _cell(nvcc), "the yardstick"],
-        ["plain `c++ -c` of the wrapper", _cell(rows.get("cxx_c")), "-", "host compiler alone"],
+        ["plain `c++ -c` of the wrapper", _cell(rows.get("cxx_c")), "-",
+         f"host compiler alone; cpu {_common.fmt_num(rows.get('cxx_c_cpu'))} s"],
         ["cold `load_inline`, wrapper + `embed_cubin`",
          _cell(rows.get("ours_cold"), ratio_to=nvcc, ratio_label="nvcc"),
          _cell(rows.get("ref_cold"), ratio_to=nvcc, ratio_label="nvcc"),
@@ -214,5 +225,6 @@ def section(rows: dict, params: dict, arch: str) -> dict:
             f"cold: {params['reps']} fresh process(es) with an empty cache; re-embed: 9 other "
             "CUBINs into the warm wrapper in each of them; hit: "
             f"{params['fresh']} fresh processes, `import tvm_ffi` + `tvm_ffi.cpp` + load_inline",
+            "cpu: user + system time of the compilers (child processes), median",
         ],
     }
