@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 import sys
@@ -83,7 +82,7 @@ def header_fingerprint(include: Path) -> str:
     memo_key = f"headers:{include}"
     found = _memo.get(memo_key)
     if found is None:
-        hasher = hashlib.sha256()
+        hasher = _cache.sha256()
         for dirpath, dirnames, filenames in os.walk(include / "tvm" / "ffi"):
             dirnames.sort()
             for filename in sorted(filenames):
@@ -95,7 +94,7 @@ def header_fingerprint(include: Path) -> str:
 
 def _feed(hasher: _cache.KeyHasher, label: str, value: object) -> None:
     if isinstance(value, (bytes, bytearray, memoryview)):
-        hasher.add(label, hashlib.sha256(value).digest())
+        hasher.add(label, _cache.digest(bytes(value)))
     elif isinstance(value, dict):
         hasher.add(label, str(len(value)))
         for key in sorted(value):

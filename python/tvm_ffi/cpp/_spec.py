@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -136,6 +135,8 @@ def file_stem(name: str) -> str:
     if _SAFE_STEM.fullmatch(name):
         return name
     plain = re.sub(r"[^A-Za-z0-9_.+-]", "_", name).lstrip(".-+")[:40] or "module"
+    import hashlib  # only for names that need it: hashlib is slow to import
+
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"{plain}_{digest}"
 
