@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import hashlib
 import os
 import sys
@@ -101,6 +102,9 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     )
     if plan.embeds and not spec.object_output:
         plan.embed_asm = _images.ASM_FILE
+    if spec.object_output and not plan.embeds and not objects and len(compiles) == 1:
+        # One object is the relocatable output as it is: no merge step (a compiler start).
+        plan.compiles = [dataclasses.replace(compiles[0], obj=plan.output)]
     if host_cflags is not None:
         # What nvcc gives host code: cuda_runtime.h first (in HOST_HEADER), the same
         # include directories; no target arch, which only device code needs.

@@ -181,6 +181,7 @@ def render(plan: BuildPlan) -> str:
         lines.append(f"  embed_args = {_cmd(args)}")
         objs = [plan.merged_obj]
     rule = "partial" if partial else "link"
-    lines.append(f"build {_path(plan.output)}: {rule} {' '.join(map(_path, objs))}{implicit}")
+    if plan.output not in objs:  # else the one compile writes the output itself
+        lines.append(f"build {_path(plan.output)}: {rule} {' '.join(map(_path, objs))}{implicit}")
     lines.append(f"default {_path(plan.output)}")
     return "\n".join(lines) + "\n"
