@@ -257,8 +257,12 @@ def _two_level(
     relocatable object, keyed without the images, and the embed and link step, keyed by
     that object's entry and the image bytes. A new image into unchanged sources (a new
     autotune config, an edited NVRTC kernel) then re-runs only the embed and the link."""
-    objects = spec.replace(embeds={}, ldflags=[], object_output=True, cuda_runtime=True)
-    obj_entry = _entry(objects, root, ".objects", tools)
+    # The object does not depend on the module name either: kernel variants built as
+    # modules of their own around one wrapper share it (entry objects_<key>/objects.o).
+    objects = spec.replace(
+        embeds={}, ldflags=[], object_output=True, cuda_runtime=True, entry_stem="objects"
+    )
+    obj_entry = _entry(objects, root, "", tools)
     _, _, _, obj_name, obj_library = obj_entry
     link = spec.replace(
         inline_cpp=None,

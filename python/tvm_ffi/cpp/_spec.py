@@ -58,13 +58,15 @@ class Spec:
     cuda_runtime: bool
     # ``files`` are published cache entries whose path names their key: hashed by path.
     keyed_files: bool
+    # The file stem when it must not depend on the module name (see _library._two_level).
+    entry_stem: str | None
 
     # Field -> default (a type is called for a fresh empty value). Read-only.
     _DEFAULTS = {  # noqa: RUF012
         "inline_cpp": None, "inline_cuda": None, "files": list, "file_kinds": list,
         "cflags": list, "cuda_cflags": list, "ldflags": list, "include_paths": list,
         "embeds": dict, "docs": dict, "object_output": False, "cuda_runtime": False,
-        "keyed_files": False,
+        "keyed_files": False, "entry_stem": None,
     }  # fmt: skip
 
     def __init__(self, api: str, name: str, **fields: object) -> None:
@@ -91,7 +93,7 @@ class Spec:
     @property
     def stem(self) -> str:
         """The file name of the library without its suffix (see :func:`file_stem`)."""
-        return file_stem(self.name)
+        return self.entry_stem or file_stem(self.name)
 
     @property
     def has_cuda_sources(self) -> bool:

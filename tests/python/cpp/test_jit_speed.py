@@ -79,10 +79,10 @@ def test_wrapper_in_cuda_sources_is_compiled_by_the_host_compiler(cache_dir, cap
     assert bytes(mod.blob()) == _ptx("one")
     out = capfd.readouterr().err
     assert "\ntvm_ffi.cpp: cuda.cu needs nvcc\n" not in out
-    (objects,) = cache_dir.glob("jit_host_wrapper.objects_*")
+    (objects,) = cache_dir.glob("objects_*")
     # One source: its object is the entry's output, with no merge step.
-    assert "build obj/jit_host_wrapper.o: cudahost cuda.cu" in (objects / "build.ninja").read_text()
-    assert not _compiled_by_nvcc(objects / "jit_host_wrapper.o")
+    assert "build obj/objects.o: cudahost cuda.cu" in (objects / "build.ninja").read_text()
+    assert not _compiled_by_nvcc(objects / "objects.o")
 
 
 @needs_nvcc
@@ -122,17 +122,18 @@ def _build(name: str, image: bytes, **kwargs) -> str:
     )
 
 
-def _object_stamp(cache_dir: Path, name: str) -> dict[str, int]:
-    return {p.parent.name: p.stat().st_mtime_ns for p in cache_dir.glob(f"{name}.objects_*/*.o")}
+def _object_stamp(cache_dir: Path) -> dict[str, int]:
+    # Object entries are shared by module names: each test has a cache of its own.
+    return {p.parent.name: p.stat().st_mtime_ns for p in cache_dir.glob("objects_*/objects.o")}
 
 
 def test_new_image_relinks_without_recompiling(cache_dir):
     first = _build("jit_two_level", _ptx("one"))
-    objects = _object_stamp(cache_dir, "jit_two_level")
+    objects = _object_stamp(cache_dir)
     assert len(objects) == 1
     second = _build("jit_two_level", _ptx("two"))
     assert second != first
-    assert _object_stamp(cache_dir, "jit_two_level") == objects  # not rebuilt, not touched
+    assert _object_stamp(cache_dir) == objects  # not rebuilt, not touched
     assert len(_entries(cache_dir, "jit_two_level_*")) == 2  # one link entry per image
     assert _build("jit_two_level", _ptx("one")) == first  # the first entry is a hit
 
@@ -140,14 +141,22 @@ def test_new_image_relinks_without_recompiling(cache_dir):
 def test_flags_rebuild_the_objects(cache_dir):
     _build("jit_keys", _ptx("one"))
     _build("jit_keys", _ptx("one"), extra_cflags=["-DKEYS=1"])
-    assert len(_object_stamp(cache_dir, "jit_keys")) == 2
+    assert len(_object_stamp(cache_dir)) == 2
     assert len(_entries(cache_dir, "jit_keys_*")) == 2
+
+
+def test_modules_of_one_wrapper_share_its_object(cache_dir):
+    _build("jit_variant_a", _ptx("a"))
+    objects = _object_stamp(cache_dir)
+    _build("jit_variant_b", _ptx("b"))  # another module name, another image: a relink
+    assert _object_stamp(cache_dir) == objects
+    assert len(_entries(cache_dir, "jit_variant_*")) == 2
 
 
 def test_ldflags_relink_only(cache_dir):
     _build("jit_ld", _ptx("one"))
     _build("jit_ld", _ptx("one"), extra_ldflags=["-Wl,--as-needed"])
-    assert len(_object_stamp(cache_dir, "jit_ld")) == 1
+    assert len(_object_stamp(cache_dir)) == 1
     assert len(_entries(cache_dir, "jit_ld_*")) == 2
 
 
@@ -155,7 +164,7 @@ def test_header_change_rebuilds_objects_and_link(cache_dir, monkeypatch):
     _build("jit_hdr", _ptx("one"))
     monkeypatch.setattr(_hits, "header_fingerprint", lambda include_dir: "edited")
     _build("jit_hdr", _ptx("one"))
-    assert len(_object_stamp(cache_dir, "jit_hdr")) == 2
+    assert len(_object_stamp(cache_dir)) == 2
     assert len(_entries(cache_dir, "jit_hdr_*")) == 2
 
 
@@ -163,9 +172,10 @@ def test_compiler_change_rebuilds_objects_and_link(cache_dir, install_cxx):
     _build("jit_cxx", _ptx("one"))
     log = install_cxx("wrapped-c++", '#!/bin/sh\necho "$@" >> "$JIT_LOG"\nexec c++ "$@"\n')
     _build("jit_cxx", _ptx("one"))
-    assert len(_object_stamp(cache_dir, "jit_cxx")) == 2
+    assert len(_object_stamp(cache_dir)) == 2
     assert len(_entries(cache_dir, "jit_cxx_*")) == 2
-    assert " -c main.cpp -o obj/jit_cxx.o.tmp\n" in log.read_text() and "-shared " in log.read_text()
+    commands = log.read_text()
+    assert " -c main.cpp -o obj/objects.o.tmp\n" in commands and "-shared " in commands
 
 
 def test_invalid_image_is_a_build_error_naming_it():
