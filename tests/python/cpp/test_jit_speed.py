@@ -252,3 +252,23 @@ def test_index_sees_a_changed_compiler_at_the_same_path(cache_dir, install_cxx, 
     # is (the same --version text, so the same entry, without a compile).
     assert log.read_text().count("--version") == 2
     assert log.read_text().count(" -c main.cpp ") == 1
+
+
+@pytest.mark.parametrize("damage", ["empty", "elsewhere", "link", "outside"])
+def test_a_bad_index_record_sends_the_lookup_the_full_way(cache_dir, damage):
+    source = "int f() { return 7; }"
+    cpp.build_inline("jit_record", cpp_sources=source, functions=["f"])
+    (record,) = (cache_dir / "hits").iterdir()
+    if damage == "empty":  # a record torn by a crash (records are not synced)
+        record.write_text("")
+    elif damage == "elsewhere":  # an entry that no longer holds its library
+        record.write_text("jit_record_gone/jit_record.so\n" + record.read_text().split("\n", 1)[1])
+    elif damage == "link":  # never followed
+        target = cache_dir / "elsewhere"
+        target.write_text(record.read_text())
+        record.unlink()
+        record.symlink_to(target)
+    else:  # a path out of the cache is not taken
+        record.write_text("../outside.so\n" + record.read_text().split("\n", 1)[1])
+    assert cpp.load_inline("jit_record", cpp_sources=source, functions=["f"]).f() == 7
+    assert not record.is_symlink() and record.read_text().startswith("jit_record_")
