@@ -10,6 +10,7 @@ which has the same import name, run with its own PYTHONPATH. Prints one marked J
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ import _common
 import _ref
 import _sources
 
-CASES = ("noop_cpp", "add_one_cuda", "cubin10")
+CASES = ("noop_cpp", "add_one_cuda", "cubin10", "wrapper")
 
 
 def case_kwargs(case: str, cubin_dir: str | None) -> tuple[dict, list[str]]:
@@ -40,17 +41,109 @@ def case_kwargs(case: str, cubin_dir: str | None) -> tuple[dict, list[str]]:
             raise ValueError(f"expected 10 CUBINs in {cubin_dir} (got {len(cubins)})")
         src = _sources.many_launchers_source(10, one_cubin=False)
         return {"cuda_sources": src, "embed_cubin": cubins}, ["launch_k0", "launch_k9"]
+    if case == "wrapper":
+        # The guide's wrapper: cuda_sources with one launcher and no device code, one image.
+        return {
+            "cuda_sources": wrapper_source(),
+            "embed_cubin": {"all": wrapper_image(cubin_dir, 0)},
+        }, ["launch_k0"]
     raise ValueError(f"unknown case {case!r} (expected one of {', '.join(CASES)})")
+
+
+def wrapper_source() -> str:
+    return _sources.many_launchers_source(1, one_cubin=True)
+
+
+def wrapper_image(cubin_dir: str | None, index: int) -> bytes:
+    if cubin_dir is None:
+        raise ValueError("case wrapper needs --cubin-dir")
+    return (Path(cubin_dir) / f"c{index}.cubin").read_bytes()
+
+
+def time_reembed(impl: str, cubin_dir: str, count: int) -> dict:
+    """Cold build of the wrapper, then the same wrapper with each other CUBIN (a new
+    autotune config): only the image changes."""
+    tvm_ffi = _ref.import_impl(impl)
+    cpp = _ref.import_cpp()
+    kwargs, _ = case_kwargs("wrapper", cubin_dir)
+    cpu0 = children_cpu()
+    t0 = time.perf_counter()
+    cpp.load_inline("bench_reembed", **kwargs)
+    first = time.perf_counter() - t0
+    first_cpu = children_cpu() - cpu0
+    again = []
+    for index in range(1, count):
+        kwargs["embed_cubin"] = {"all": wrapper_image(cubin_dir, index)}
+        t0 = time.perf_counter()
+        cpp.load_inline("bench_reembed", **kwargs)
+        again.append(time.perf_counter() - t0)
+    return {
+        "impl": impl,
+        "version": _ref.impl_version(tvm_ffi),
+        "first_s": first,
+        "first_cpu_s": first_cpu,
+        "again_s": again,
+    }
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes (the compilers, through
+    ninja): on a shared machine a steadier measure of a build than the wall time."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def many_modules(count: int) -> list[dict]:
+    """``count`` small distinct C++ modules (a kernel library's variants)."""
+    return [
+        {
+            "name": f"bench_many_{i}",
+            "cpp_sources": f"int variant_{i}(int a) {{ return a * {i + 2} + {i}; }}",
+            "functions": [f"variant_{i}"],
+        }
+        for i in range(count)
+    ]
+
+
+def time_many(impl: str, count: int, caches: list[str]) -> dict:
+    """``count`` modules into an empty cache: one load_inline after the other, then (into
+    another empty cache) one load_inline_many call when the implementation has it."""
+    tvm_ffi = _ref.import_impl(impl)
+    cpp = _ref.import_cpp()
+    modules = many_modules(count)
+    os.environ["TVM_FFI_CACHE_DIR"] = caches[0]
+    t0 = time.perf_counter()
+    for kwargs in modules:
+        cpp.load_inline(**kwargs)
+    sequential = time.perf_counter() - t0
+    parallel = None
+    if hasattr(cpp, "load_inline_many"):
+        os.environ["TVM_FFI_CACHE_DIR"] = caches[1]
+        t0 = time.perf_counter()
+        mods = cpp.load_inline_many(modules)
+        parallel = time.perf_counter() - t0
+        assert [m[f"variant_{i}"](1) for i, m in enumerate(mods)] == [
+            2 * i + 2 for i in range(count)
+        ]
+    return {
+        "impl": impl,
+        "version": _ref.impl_version(tvm_ffi),
+        "sequential_s": sequential,
+        "parallel_s": parallel,
+    }
 
 
 def time_load_inline(
     impl: str, case: str, mode: str, warm_repeats: int, cubin_dir: str | None
 ) -> dict:
+    kwargs, expected = case_kwargs(case, cubin_dir)  # before the clocks: not the package's
+    cpu0 = self_cpu()
     t0 = time.perf_counter()
     tvm_ffi = _ref.import_impl(impl)
     cpp = _ref.import_cpp()
     t_import = time.perf_counter() - t0
-    kwargs, expected = case_kwargs(case, cubin_dir)
     name = f"bench_{case}"
 
     def load():
@@ -59,6 +152,7 @@ def time_load_inline(
     t0 = time.perf_counter()
     mod = load()
     first = time.perf_counter() - t0
+    first_cpu = self_cpu() - cpu0  # import + first load_inline, this process's CPU time
     for fn in expected:
         getattr(mod, fn)  # a module without the function would make the timing meaningless
     again = [_common.time_once(load) for _ in range(warm_repeats)]
@@ -69,8 +163,17 @@ def time_load_inline(
         "mode": mode,
         "import_s": t_import,
         "first_s": first,
+        "import_first_cpu_s": first_cpu,
         "again_s": again,
     }
+
+
+def self_cpu() -> float:
+    """User + system CPU seconds of this process so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def time_nvrtc(impl: str, arch: str, repeats: int) -> dict:
@@ -160,13 +263,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--worker", choices=("ours", "ref"), required=True)
     parser.add_argument("--case", default="add_one_cuda")
-    parser.add_argument("--mode", choices=("cold", "warm", "nvrtc"), required=True)
+    parser.add_argument(
+        "--mode", choices=("cold", "warm", "nvrtc", "reembed", "many"), required=True
+    )
+    parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--caches", nargs="*", default=[])
     parser.add_argument("--warm-repeats", type=int, default=10)
     parser.add_argument("--cubin-dir", default=None)
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)
     if args.mode == "nvrtc":
         result = time_nvrtc(args.worker, args.arch, args.warm_repeats)
+    elif args.mode == "reembed":
+        result = time_reembed(args.worker, args.cubin_dir, args.count)
+    elif args.mode == "many":
+        result = time_many(args.worker, args.count, args.caches)
     else:
         result = time_load_inline(
             args.worker, args.case, args.mode, args.warm_repeats, args.cubin_dir

@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _build_speed
 import _common
 import _jit_worker
 import _ref
@@ -38,6 +39,15 @@ def parse_args(argv=None):
     parser = _common.base_parser(NAME, __doc__.splitlines()[0])
     parser.add_argument(
         "--arch", default=None, help="sm_XY for the CUBINs and NVRTC (default: GPU 0's, else sm_90)"
+    )
+    parser.add_argument(
+        "--baseline-path",
+        default=None,
+        help="a folder holding another build of this project's tvm_ffi (put first on "
+        "PYTHONPATH): adds its fresh-process cache hit as the 'before' figure",
+    )
+    parser.add_argument(
+        "--only-speed", action="store_true", help="only the JIT build-speed table (issue 11)"
     )
     return parser.parse_args(argv)
 
@@ -73,8 +83,11 @@ def collect(args, workdir: Path) -> dict:
     except Exception as exc:
         cubin_error = f"CUBINs: {_common.error_reason(exc)}"
 
+    args.arch_used = arch
+    raw["speed"] = _build_speed.collect(args, cubin_dir, cubin_error, ref_dir, ref_desc)
+    raw["speed_params"] = {"reps": 1 if args.quick else 3, "fresh": 3 if args.quick else 10}
     jit_kw = {k: p[k] for k in ("cold_reps", "fresh_reps", "warm_repeats")}
-    for impl in ("ours", "ref"):
+    for impl in () if args.only_speed else ("ours", "ref"):
         for case, _ in CASES:
             prefix = f"{impl}_{case}"
             if impl == "ref" and ref_dir is None:
@@ -161,7 +174,10 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
             f"apache-tvm-ffi ran in its own processes, from {raw.get('ref', '?')}",
         ],
     }
-    return _common.report(NAME, mode, env, raw, [section], raw.get("notes", []))
+    sections = [section] if rows else []
+    if "speed" in raw:
+        sections.append(_build_speed.section(raw["speed"], raw["speed_params"], raw.get("arch")))
+    return _common.report(NAME, mode, env, raw, sections, raw.get("notes", []))
 
 
 def main(argv=None) -> None:

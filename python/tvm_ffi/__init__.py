@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+
+# typing is not imported: a cache hit in a fresh process pays for every module imported.
+TYPE_CHECKING = False
 
 
 def _refuse_mixed_install() -> None:
@@ -34,6 +36,8 @@ _refuse_mixed_install()
 
 if TYPE_CHECKING:
     # For type checkers only: at run time __getattr__ imports them on first use.
+    from typing import Any
+
     from . import config, cpp, libinfo, utils  # noqa: F401
     from ._core import Tensor
     from ._stream import Device, device, get_raw_stream, use_raw_stream, use_torch_stream

@@ -396,6 +396,30 @@ def test_build_time_report(bench):
     assert text.count("n/a (skipped (--no-ref))") == 4
 
 
+def test_build_time_speed_report(bench):
+    mod, c = bench["build_time"], bench["_common"]
+    speed = {
+        "nvcc_c": ok(bench, [3.0]),
+        "cxx_c": ok(bench, [1.5]),
+        "ours_cold": ok(bench, [0.75]),
+        "ours_reembed": ok(bench, [0.03]),
+        "ours_hit": ok(bench, [0.008]),
+        "base_hit": ok(bench, [0.028]),
+        "ours_many_par": ok(bench, [4.0]),
+        "ours_many_seq": ok(bench, [16.0]),
+    }
+    for key in ("cold", "reembed", "hit", "many_par", "many_seq"):
+        speed[f"ref_{key}"] = na(bench, "skipped (--no-ref)")
+    raw = {"params": mod.params(True), "arch": "sm_90", "rows": {}, "speed": speed}
+    raw["speed_params"] = {"reps": 1, "fresh": 3}
+    text = c.render_report(mod.make_report(raw, "quick", FAKE_ENV))
+    assert "0.750 s (0.25x nvcc)" in text
+    assert "0.030 s (0.04x cold)" in text
+    assert "8.000 ms (0.29x before)" in text and "before: 28.000 ms" in text
+    assert "4.000 s" in text and "16.000 s" in text
+    assert text.count("n/a (skipped (--no-ref))") == 5
+
+
 def test_load_time_report(bench):
     mod, c = bench["load_time"], bench["_common"]
     t0 = 10**12

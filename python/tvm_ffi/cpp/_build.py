@@ -215,8 +215,8 @@ def run_ninja(
     with the builder: on an exception or KeyboardInterrupt here, at interpreter exit,
     and (through the parent-death signal) when the builder is killed. With ``verbose`` the
     output (with full command lines) is streamed to stderr as it comes. ``embeds`` are the
-    names of the embedded images, for the message about a missing one. ``jobs``: ninja's
-    ``-j`` (None: ninja's default).
+    names of the embedded images, for the message about a missing one; ``jobs`` caps
+    ninja's parallel steps (its default: all cores).
     """
     import subprocess
 

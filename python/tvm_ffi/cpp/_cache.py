@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import math
 import os
 import stat
@@ -109,15 +108,44 @@ def cache_root() -> Path:
     return root
 
 
+try:  # CPython's own SHA-256: importing hashlib starts OpenSSL, most of a cache hit's import
+    from _sha2 import sha256 as _small_sha256  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256 as _small_sha256  # Python 3.9-3.11
+    except ImportError:
+        from hashlib import sha256 as _small_sha256
+
+# Above this size data is hashed by hashlib (OpenSSL), several times faster on big images.
+_SMALL = 1 << 16
+
+
+def sha256(data: bytes = b"") -> object:
+    """A SHA-256 object (``update``, ``digest``, ``hexdigest``) for small inputs, without
+    the cost of importing hashlib."""
+    return _small_sha256(data)
+
+
+def digest(data: bytes) -> bytes:
+    """SHA-256 of ``data``: the built-in code for small data, OpenSSL for large."""
+    if len(data) <= _SMALL:
+        return _small_sha256(data).digest()
+    import hashlib
+
+    return hashlib.sha256(data).digest()
+
+
 class KeyHasher:
     """SHA-256 over labelled, length-prefixed fields, so no two inputs can collide by
     shifting bytes from one field into the next."""
 
     def __init__(self) -> None:
-        self._hash = hashlib.sha256()
+        self._hash = _small_sha256()
 
     def add(self, label: str, value: str | bytes) -> None:
         data = value.encode() if isinstance(value, str) else bytes(value)
+        if len(data) > _SMALL:  # a large file: its digest stands for it (OpenSSL is faster)
+            label, data = f"{label}:sha256", digest(data)
         self._hash.update(f"{label}:{len(data)}:".encode())
         self._hash.update(data)
 

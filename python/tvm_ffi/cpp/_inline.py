@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from . import _arch, _env, _spec
+from . import _arch, _env, _hits, _spec
 
 if TYPE_CHECKING:
     from ..module import Module
+
 
 __all__ = ["build", "build_inline", "load", "load_inline"]
 
@@ -141,6 +141,8 @@ def _publish(built: Path, output: Path | None) -> str:
     # Created by us with the usual modes (the umask applies): 0777 for a library, as the
     # linker writes them, 0666 for an object.
     mode = 0o666 if output.suffix == ".o" else 0o777
+    import secrets  # not at import: only an output= copy needs it
+
     staged = output.with_name(f".{output.name}.{secrets.token_hex(6)}.tmp")
     fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
@@ -155,10 +157,17 @@ def _publish(built: Path, output: Path | None) -> str:
     return str(output)
 
 
+# _library (tool discovery, ninja, the full key) is imported on a miss only: a cache hit
+# in a fresh process goes through _hits.find alone. It is imported here, not at the top,
+# also because the build machinery needs Linux (flock, O_NOFOLLOW) and importing
+# tvm_ffi.cpp elsewhere must still work, so that require_linux can speak first.
+
+
 def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
     _env.require_linux(spec.api)
-    # Imported here: the build machinery needs Linux (flock, O_NOFOLLOW), and importing
-    # tvm_ffi.cpp elsewhere must still work, so the check above can speak first.
+    found = _hits.find(spec, build_directory, verbose)
+    if found is not None:
+        return found
     from ._library import build_library
 
     return build_library(spec, build_directory, verbose)
@@ -166,6 +175,11 @@ def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
 
 def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
     _env.require_linux(spec.api)
+    found = _hits.find(spec, build_directory, verbose)
+    if found is not None:
+        import tvm_ffi
+
+        return tvm_ffi.load_module(found)
     from ._library import build_and_load
 
     return build_and_load(spec, build_directory, verbose)

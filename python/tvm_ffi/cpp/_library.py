@@ -8,61 +8,60 @@ identities on disk), so no process is spawned.
 from __future__ import annotations
 
 import contextlib
-import errno
-import functools
+import contextvars
+import dataclasses
 import hashlib
 import os
-import stat
 import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 from .. import _log
-from . import _arch, _build, _cache, _cuda, _env, _ninja, _toolchain
+from . import _arch, _build, _cache, _cuda, _env, _hits, _images, _ninja, _route, _toolchain
 from ._private_dir import open_private_dir
 from ._spec import Spec
 
 __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested"]
 
 # Bump when the build recipe changes in a way that must invalidate cached libraries.
-_RECIPE = "2"
-
-_VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
+_RECIPE = _hits.RECIPE
 
 
-def verbose_requested(verbose: bool) -> bool:
-    return verbose or os.environ.get(_VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+# Ninja's -j for builds of this thread (load_inline_many shares the cores among builds).
+_ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
 
 
-@functools.cache
-def _include_dir() -> Path:
-    from tvm_ffi import config
-
-    return Path(config.get_include_dir())
+verbose_requested = _hits.verbose_requested
 
 
-@functools.cache
-def _header_fingerprint(include_dir: Path) -> str:
-    # The package version covers released headers; this also catches edits in a
-    # development checkout. Once per process, so it stays off the warm path.
-    hasher = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(include_dir / "tvm" / "ffi"):
-        dirnames.sort()
-        for filename in sorted(filenames):
-            st = os.stat(os.path.join(dirpath, filename))
-            hasher.update(f"{dirpath}/{filename}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return hasher.hexdigest()
+def _host_only(spec: Spec) -> bool:
+    """Every CUDA source of ``spec`` goes to the host compiler (no device code in it)."""
+    return (
+        spec.inline_cuda is not None
+        and "cuda" not in spec.file_kinds
+        and _route.host_flags(spec.inline_cuda, spec.cuda_cflags) is not None
+    )
 
 
 def _cuda_install(spec: Spec, root: Path | None) -> _cuda.CudaInstall | None:
     """The CUDA a build uses, asked for only what its sources need: nvcc and cudart for
-    CUDA sources; the headers alone for C++ that launches embedded images (the launcher
-    opens the driver itself) or includes a CUDA header; nothing, not even a search,
-    for plain C++."""
+    CUDA sources (cudart alone for the link of objects made from them); the headers alone
+    for C++ that launches embedded images (the launcher opens the driver itself) or
+    includes a CUDA header, and for CUDA sources without device code where there is no
+    nvcc; nothing, not even a search, for plain C++."""
     if spec.has_cuda_sources:
-        return _cuda.find_cuda(nvcc=True, cudart=True, cache_root=root)
-    if spec.embeds:
+        try:
+            return _cuda.find_cuda(nvcc=True, cudart=True, cache_root=root)
+        except RuntimeError:
+            if not _host_only(spec):
+                raise
+        # The host compiler takes it all: no nvcc to fall back on (the step says so if the
+        # guess was wrong), and no cudart unless the code calls it (the link names it).
+        return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
+    if spec.link_cudart:
+        return _cuda.find_cuda(nvcc=False, cudart=True, cache_root=root)
+    if spec.embeds or spec.cuda_runtime:
         return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
     if _cuda.includes_cuda_header(spec.inline_cpp, spec.files, spec.file_kinds):
         try:
@@ -76,7 +75,7 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build.
 
     ``root`` (the cache root) lets the detected GPU architectures be remembered there."""
-    include_dir = _include_dir()
+    include_dir = _hits.include_dir()
     cxx = str(_toolchain.find_cxx())
     tools = [("cxx", cxx)]
     launcher = _toolchain.find_launcher()
@@ -107,8 +106,11 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     compiles = []
     if spec.inline_cpp is not None:
         compiles.append(_ninja.Compile("main.cpp", "obj/main.o", cuda=False))
+    host_cflags = None
     if spec.inline_cuda is not None:
-        compiles.append(_ninja.Compile("cuda.cu", "obj/cuda.o", cuda=True))
+        host_cflags = _route.host_flags(spec.inline_cuda, spec.cuda_cflags)
+        host = host_cflags is not None
+        compiles.append(_ninja.Compile("cuda.cu", "obj/cuda.o", cuda=True, host=host))
     objects = []
     for index, (path, kind) in enumerate(zip(spec.files, spec.file_kinds)):
         if kind == "obj":
@@ -143,6 +145,18 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
         cuda_launcher=launcher if _toolchain.launcher_handles_nvcc(launcher) else [],
         targets=targets,
     )
+    if plan.embeds and not spec.object_output:
+        plan.embed_asm = _images.ASM_FILE
+    if spec.object_output and not plan.embeds and not objects and len(compiles) == 1:
+        # One object is the relocatable output as it is: no merge step (a compiler start).
+        plan.compiles = [dataclasses.replace(compiles[0], obj=plan.output)]
+    if host_cflags is not None:
+        # What nvcc gives host code: cuda_runtime.h first (in HOST_HEADER), the same
+        # include directories; no target arch, which only device code needs.
+        plan.cuda_host_cflags = [
+            "-std=c++17", *base_cflags[:-len(spec.cflags) or None],
+            "-include", _route.HOST_HEADER_NAME, *host_cflags,
+        ]  # fmt: skip
     return plan, tools
 
 
@@ -152,7 +166,7 @@ def _key(spec: Spec, ninja_text: str, tools: list[tuple[str, str]], root: Path) 
     hasher = _cache.KeyHasher()
     hasher.add("recipe", _RECIPE)
     hasher.add("version", tvm_ffi.__version__)
-    hasher.add("headers", _header_fingerprint(_include_dir()))
+    hasher.add("headers", _hits.header_fingerprint(_hits.include_dir()))
     # build.ninja holds every flag, include path, tool path and target arch.
     hasher.add("ninja", ninja_text)
     for label, tool in tools:
@@ -162,7 +176,7 @@ def _key(spec: Spec, ninja_text: str, tools: list[tuple[str, str]], root: Path) 
     if spec.inline_cuda is not None:
         hasher.add("cuda.cu", spec.inline_cuda)
     for path in spec.files:
-        hasher.add("file", path.read_bytes())
+        hasher.add("file", str(path) if spec.keyed_files else path.read_bytes())
     for name in sorted(spec.embeds):
         image = spec.embeds[name]
         if isinstance(image, dict):
@@ -191,8 +205,14 @@ def _write_inputs(
         write("main.cpp", spec.inline_cpp.encode())
     if spec.inline_cuda is not None:
         write("cuda.cu", spec.inline_cuda.encode())
+    if any(unit.host for unit in plan.compiles):
+        write(_route.HOST_HEADER_NAME, _route.HOST_HEADER.encode())
+    images = {name: _image_bytes(spec.embeds[name]) for name, _ in plan.embeds}
+    if plan.embed_asm is not None:
+        _images.check_images(images, build_dir)
+        write(plan.embed_asm, _images.asm_source(plan.embeds).encode())
     for name, image_file in plan.embeds:
-        write(image_file, _image_bytes(spec.embeds[name]))
+        write(image_file, images[name])
     write("build.ninja", ninja_text.encode())
 
 
@@ -206,36 +226,12 @@ def _remove_tmp_outputs(plan: _ninja.BuildPlan, dir_fd: int) -> None:
             pass
 
 
-def _library_problem(dir_fd: int, relpath: str) -> str | None:
-    """Why the library at ``relpath`` under the directory cannot be loaded; None if it
-    can, "" when there is none. No symbolic link on the way is followed."""
-    from tvm_ffi._elf_check import file_kind, library_problem
-
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        with _cache.parent_of(dir_fd, relpath, create=False) as (parent, name):
-            fd = os.open(name, flags, dir_fd=parent)
-    except FileNotFoundError:
-        return ""
-    except OSError as err:
-        if err.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW met a symbolic link
-            return "a symbolic link, never followed"
-        return f"cannot open it: {err.strerror}"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return f"not a regular file ({file_kind(st.st_mode)})"
-        if relpath.endswith(".o"):  # output="x.o": a relocatable object, never loaded here
-            return None if st.st_size > 0 else "an empty file"
-        return library_problem(fd, st)
-    finally:
-        os.close(fd)
-
-
 def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, why: str) -> None:
     import time
 
-    jobs = _env.max_jobs()  # a bad MAX_JOBS fails before anything is written
+    jobs = _ninja_jobs.get()
+    if jobs is None:
+        jobs = _env.max_jobs()  # a bad MAX_JOBS fails before anything is written
     _write_inputs(spec, plan, dir_fd, build_dir, ninja_text)
     log = _log.get_logger("tvm_ffi.cpp")  # a build is slow anyway: importing logging is not
     if plan.targets:
@@ -286,17 +282,24 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     timeout = _cache.lock_timeout()  # a bad value is an error on every call, hit or not
     root, root_fd = _cache.open_cache_root()
     try:
-        plan, tools = _plan(spec, root)
-        install = _cuda_install(spec, root) if verbose else None  # cached: no new search
-        if install is not None:
-            sys.stderr.write(f"tvm_ffi.cpp: using {install.describe()}\n")
-        ninja_text = _ninja.render(plan)
-        key = _key(spec, ninja_text, tools, root)
-        library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
+        if verbose:
+            install = _cuda_install(spec, root)  # cached: no new search
+            if install is not None:
+                sys.stderr.write(f"tvm_ffi.cpp: using {install.describe()}\n")
         if build_directory is None:
-            yield _cached(spec, plan, ninja_text, f"{spec.stem}_{key}",
-                          library, root, root_fd, timeout, verbose)  # fmt: skip
+            tools: list[str] = []
+            if spec.embeds:
+                path = _two_level(spec, root, root_fd, timeout, verbose, tools)
+            else:
+                path = _cached(*_entry(spec, root, "", tools), root, root_fd, timeout, verbose)
+            request = _hits.request_key(spec, _RECIPE)
+            if request is not None:  # the next fresh process finds it without any tool
+                _hits.record(root_fd, root, request, path, sorted(set(tools)))
+            yield path
             return
+        plan, _ = _plan(spec, root)
+        ninja_text = _ninja.render(plan)
+        library = plan.output.rsplit("/", 1)[-1]
     finally:
         os.close(root_fd)
     resolved, dir_fd = open_private_dir(
@@ -310,43 +313,97 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     try:
         with _cache.build_lock(dir_fd, build_dir, timeout):
             _remove_tmp_outputs(plan, dir_fd)
-            why = "build_directory given: ninja rebuilds what changed"
-            _run(spec, plan, ninja_text, dir_fd, build_dir, verbose, why)
+            _run(spec, plan, ninja_text, dir_fd, build_dir, verbose, "build_directory given")
             _cache.publish(dir_fd, plan.output, library, replace=True)
             yield build_dir / library
     finally:
         os.close(dir_fd)
 
 
+def _entry(spec: Spec, root: Path, kind: str, tools_out: list[str]) -> tuple:
+    """``(spec, plan, ninja text, entry name, library file name)`` of ``spec``'s cache
+    entry, named ``<stem><kind>_<key>``; adds the tools of its key to ``tools_out``."""
+    plan, tools = _plan(spec, root)
+    tools_out += [tool for _, tool in tools]
+    ninja_text = _ninja.render(plan)
+    key = _key(spec, ninja_text, tools, root)
+    library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
+    return spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library
+
+
+def _two_level(
+    spec: Spec, root: Path, root_fd: int, timeout: float, verbose: bool, tools: list[str]
+) -> Path:
+    """A build with embedded images, in two cache entries: the compiled sources as one
+    relocatable object, keyed without the images, and the embed and link step, keyed by
+    that object's entry and the image bytes. A new image into unchanged sources (a new
+    autotune config, an edited NVRTC kernel) then re-runs only the embed and the link."""
+    # The object does not depend on the module name either: kernel variants built as
+    # modules of their own around one wrapper share it (entry objects_<key>/objects.o).
+    objects = spec.replace(
+        embeds={}, ldflags=[], object_output=True, cuda_runtime=True, entry_stem="objects"
+    )
+    obj_entry = _entry(objects, root, "", tools)
+    _, _, _, obj_name, obj_library = obj_entry
+    link = spec.replace(
+        inline_cpp=None,
+        inline_cuda=None,
+        files=[root / obj_name / obj_library],
+        file_kinds=["obj"],
+        cflags=[],
+        cuda_cflags=[],
+        include_paths=[],
+        keyed_files=True,  # the path holds the key of everything that made the object
+        link_cudart=spec.has_cuda_sources,
+    )
+    link_entry = _entry(link, root, "", tools)
+    found = _lookup(root_fd, root / link_entry[3], link_entry[4], verbose)
+    if found is not None:
+        return found
+    _cached(*obj_entry, root, root_fd, timeout, verbose)
+    return _cached(*link_entry, root, root_fd, timeout, verbose)
+
+
+def _lookup(root_fd: int, entry_dir: Path, library: str, verbose: bool) -> Path | None:
+    """The entry's library if it is there and sound (no lock: a published entry never
+    changes), else None."""
+    dir_fd = _cache.open_entry(root_fd, entry_dir.name, entry_dir, create=False)
+    if dir_fd is None:
+        return None
+    try:
+        if _hits.library_problem(dir_fd, library) is not None:
+            return None
+    finally:
+        os.close(dir_fd)
+    if verbose:
+        sys.stderr.write(f"tvm_ffi.cpp: using cached {entry_dir / library}\n")
+    if _log.logging_enabled("tvm_ffi.cpp", 10):  # logging.DEBUG, without importing it
+        _log.get_logger("tvm_ffi.cpp").debug("cached %s", entry_dir / library)
+    return entry_dir / library
+
+
 def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verbose) -> Path:
     entry_dir = root / entry
     path = entry_dir / library
-    dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=False)
-    if dir_fd is not None and _library_problem(dir_fd, library) is None:
-        os.close(dir_fd)
-        if verbose:
-            sys.stderr.write(f"tvm_ffi.cpp: using cached {path}\n")
-        if _log.logging_enabled("tvm_ffi.cpp", 10):  # logging.DEBUG, without importing it
-            _log.get_logger("tvm_ffi.cpp").debug("%s %r: cached %s", spec.api, spec.name, path)
-        return path
-    if dir_fd is None:
-        dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
+    found = _lookup(root_fd, entry_dir, library, verbose)
+    if found is not None:
+        return found
+    dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
     try:
         with _cache.build_lock(dir_fd, entry_dir, timeout):
-            problem = _library_problem(dir_fd, library)
+            problem = _hits.library_problem(dir_fd, library)
             if problem is None:  # another process built it while we waited
                 return path
-            why = "not in the cache"
             if problem:
-                why = f"the cached library was damaged ({problem})"
                 warnings.warn(
                     f"tvm_ffi.cpp: the cached library {path} is damaged ({problem}); rebuilding it",
                     RuntimeWarning,
-                    stacklevel=7,  # the caller of load_inline/build_inline
+                    stacklevel=_user_stacklevel(),  # the caller of load_inline/build_inline
                 )
             _cache.clean_entry(dir_fd)  # a damaged library, leftovers of a killed build
+            why = "the cached library is damaged" if problem else "not in the cache"
             _run(spec, plan, ninja_text, dir_fd, entry_dir, verbose, why)
-            problem = _library_problem(dir_fd, plan.output)
+            problem = _hits.library_problem(dir_fd, plan.output)
             if problem:
                 raise RuntimeError(
                     f"the link produced an unusable {entry_dir / plan.output}: {problem}"
@@ -355,6 +412,18 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
     finally:
         os.close(dir_fd)
     return path
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by our caller name the first frame
+    outside this package (the user's call of load_inline, build_inline, ...)."""
+    here = os.path.dirname(__file__)
+    frame, level = sys._getframe(2), 2
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(here) or frame.f_code.co_filename == contextlib.__file__
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def build_library(spec: Spec, build_directory: str | os.PathLike | None, verbose: bool) -> Path:

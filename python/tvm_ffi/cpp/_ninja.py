@@ -29,6 +29,8 @@ class Compile:
     obj: str
     cuda: bool
     c: bool = False  # a C source: compiled with ``$cxx -x c`` and ``c_cflags``
+    # A CUDA source without device code: ``$cxx`` with ``cuda_host_cflags``, nvcc if it fails.
+    host: bool = False
 
 
 @dataclass
@@ -52,11 +54,16 @@ class BuildPlan:
     launcher: list[str] = field(default_factory=list)
     cuda_launcher: list[str] = field(default_factory=list)
     targets: str = ""  # the CUDA architectures and where they came from, for the log
+    cuda_host_cflags: list[str] = field(default_factory=list)  # see _route.host_flags
+    # An assembler file holding ``embeds`` that the link assembles (see _images): then
+    # no embed step runs.
+    embed_asm: str | None = None
 
     def outputs(self) -> list[str]:
         """Every file a step writes (their ``.tmp`` siblings are a killed step's leftovers)."""
         objs = [c.obj for c in self.compiles]
-        return [*objs, *([self.merged_obj] if self.embeds else []), self.output]
+        merged = [self.merged_obj] if self.embeds and not self.embed_asm else []
+        return [*objs, *merged, self.output]
 
 
 def _path(text: str) -> str:
@@ -83,7 +90,11 @@ def render(plan: BuildPlan) -> str:
     has_c = any(unit.c for unit in plan.compiles)
     if has_c:
         lines.append(f"c_cflags = {_cmd(plan.c_cflags)}")
-    if plan.embeds:
+    has_host = any(unit.host for unit in plan.compiles)
+    if has_host:
+        lines.append(f"cuda_host_cflags = {_cmd(plan.cuda_host_cflags)}")
+    embed_step = bool(plan.embeds) and plan.embed_asm is None
+    if embed_step:
         lines.append(f"python = {_cmd([plan.python])}")
     # Only when set, so that a build without one keeps the same build.ninja (and key).
     cxx = "$launcher $cxx" if plan.launcher else "$cxx"
@@ -122,7 +133,27 @@ def render(plan: BuildPlan) -> str:
             "  description = NVCC $in",
             "",
         ]
-    if plan.embeds:
+    if has_host:
+        # The host compiler's messages are shown only when it succeeds (warnings); when it
+        # fails, nvcc compiles the source and its diagnostics are the ones that count.
+        lines += [
+            "rule cudahost",
+            f"  command = if {cxx} -x c++ -MMD -MF $out.d -MT $out $cuda_host_cflags -c $in"
+            " -o $out.tmp 2>$out.log; then cat $out.log;"
+            + (
+                " else echo 'tvm_ffi.cpp: $in needs nvcc'"
+                f" && {nvcc} -MD -MF $out.d -MT $out $cuda_cflags -c $in -o $out.tmp;"
+                if plan.nvcc is not None
+                else " else cat $out.log; echo 'tvm_ffi.cpp: $in needs nvcc, and no nvcc"
+                " was found (see Where CUDA comes from in the JIT guide)'; false;"
+            )
+            + " fi && rm -f $out.log && mv -f $out.tmp $out",
+            "  depfile = $out.d",
+            "  deps = gcc",
+            "  description = CXX (cuda) $in",
+            "",
+        ]
+    if embed_step:
         lines += [
             "rule embed",
             # --strict: load_inline refuses bytes that are no image, at build time.
@@ -149,10 +180,14 @@ def render(plan: BuildPlan) -> str:
             "",
         ]
     for unit in plan.compiles:
-        rule = "nvcc" if unit.cuda else "cc" if unit.c else "cxx"
+        rule = "cudahost" if unit.host else "nvcc" if unit.cuda else "cc" if unit.c else "cxx"
         lines.append(f"build {_path(unit.obj)}: {rule} {_path(unit.source)}")
     objs = [unit.obj for unit in plan.compiles] + list(plan.objects)
-    if plan.embeds:
+    implicit = ""
+    if plan.embeds and plan.embed_asm is not None:
+        objs.append(plan.embed_asm)
+        implicit = " | " + " ".join(_path(image) for _, image in plan.embeds)
+    elif plan.embeds:
         args = [a for obj in objs for a in ("--input-obj", obj)]
         args += [a for name, image in plan.embeds for a in ("--cubin", image, "--name", name)]
         images = " ".join(_path(image) for _, image in plan.embeds)
@@ -162,6 +197,7 @@ def render(plan: BuildPlan) -> str:
         lines.append(f"  embed_args = {_cmd(args)}")
         objs = [plan.merged_obj]
     rule = "partial" if partial else "link"
-    lines.append(f"build {_path(plan.output)}: {rule} {' '.join(map(_path, objs))}")
+    if plan.output not in objs:  # else the one compile writes the output itself
+        lines.append(f"build {_path(plan.output)}: {rule} {' '.join(map(_path, objs))}{implicit}")
     lines.append(f"default {_path(plan.output)}")
     return "\n".join(lines) + "\n"

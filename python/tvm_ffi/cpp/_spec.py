@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
@@ -35,43 +33,75 @@ EmbedValue = Union[bytes, bytearray, memoryview, Mapping[str, Union[bytes, bytea
 FILE_KINDS = ("cxx", "c", "cuda", "obj")
 
 
-@dataclass
 class Spec:
-    """One module to build: sources as text or files, flags, and images to embed."""
+    """One module to build: sources as text or files, flags, and images to embed.
+
+    A plain class, not a dataclass: this module is imported on every cache hit, and the
+    dataclasses module (with inspect) costs more than the hit itself.
+    """
 
     api: str  # "load_inline", "build", ... for error messages
     name: str
-    inline_cpp: str | None = None  # generated main.cpp text
-    inline_cuda: str | None = None  # generated cuda.cu text
-    files: list[Path] = field(default_factory=list)
-    file_kinds: list[str] = field(default_factory=list)  # one of FILE_KINDS per file
-    cflags: list[str] = field(default_factory=list)
-    cuda_cflags: list[str] = field(default_factory=list)
-    ldflags: list[str] = field(default_factory=list)
-    include_paths: list[str] = field(default_factory=list)
+    inline_cpp: str | None  # generated main.cpp text
+    inline_cuda: str | None  # generated cuda.cu text
+    files: list[Path]
+    file_kinds: list[str]  # one of FILE_KINDS per file
+    cflags: list[str]
+    cuda_cflags: list[str]
+    ldflags: list[str]
+    include_paths: list[str]
     # name -> single image, or name -> {arch: image} to be combined into a fatbin
-    embeds: dict[str, bytes | dict[str, bytes]] = field(default_factory=dict)
-    docs: dict[str, str] = field(default_factory=dict)
-    object_output: bool = False  # a relocatable object (``output="x.o"``) instead of a .so
-    archs: list | None = None  # arch=: a list of _arch.Arch, None for the default choice
+    embeds: dict[str, bytes | dict[str, bytes]]
+    docs: dict[str, str]
+    object_output: bool  # a relocatable object (``output="x.o"``) instead of a .so
+    # The CUDA headers even without CUDA sources or images: the objects of a build whose
+    # images are linked in a separate step (see _library._two_level).
+    cuda_runtime: bool
+    # ``files`` are published cache entries whose path names their key: hashed by path.
+    keyed_files: bool
+    # The file stem when it must not depend on the module name (see _library._two_level).
+    entry_stem: str | None
+    # cudart without CUDA sources: the link of objects made from them (_library._two_level).
+    link_cudart: bool
+    archs: list | None  # arch=: a list of _arch.Arch, None for the default choice
 
-    def __post_init__(self) -> None:
+    # Field -> default (a type is called for a fresh empty value). Read-only.
+    _DEFAULTS = {  # noqa: RUF012
+        "inline_cpp": None, "inline_cuda": None, "files": list, "file_kinds": list,
+        "cflags": list, "cuda_cflags": list, "ldflags": list, "include_paths": list,
+        "embeds": dict, "docs": dict, "object_output": False, "cuda_runtime": False,
+        "keyed_files": False, "entry_stem": None, "link_cudart": False, "archs": None,
+    }  # fmt: skip
+
+    def __init__(self, api: str, name: str, **fields: object) -> None:
+        unknown = set(fields) - set(self._DEFAULTS)
+        if unknown:
+            raise TypeError(f"Spec: unknown fields {sorted(unknown)}")
+        self.api = api
+        self.name = name
+        for key, default in self._DEFAULTS.items():
+            value = fields.get(key, default)
+            setattr(self, key, value() if value is default and callable(default) else value)
         if not self.file_kinds:
             self.file_kinds = [kind_from_suffix(p) for p in self.files]
+
+    def replace(self, **changes: object) -> Spec:
+        """A copy with ``changes`` applied (like ``dataclasses.replace``)."""
+        fields = {key: getattr(self, key) for key in self._DEFAULTS}
+        fields.update(changes)
+        return Spec(self.api, self.name, **fields)
+
+    def __repr__(self) -> str:
+        return f"Spec({self.api!r}, {self.name!r})"
 
     @property
     def stem(self) -> str:
         """The file name of the library without its suffix (see :func:`file_stem`)."""
-        return file_stem(self.name)
+        return self.entry_stem or file_stem(self.name)
 
     @property
     def has_cuda_sources(self) -> bool:
         return self.inline_cuda is not None or "cuda" in self.file_kinds
-
-    @property
-    def uses_cuda(self) -> bool:
-        # Embedded images are launched through the CUDA runtime: headers and cudart needed.
-        return self.has_cuda_sources or bool(self.embeds)
 
 
 def kind_from_suffix(path: Path) -> str:
@@ -106,6 +136,8 @@ def file_stem(name: str) -> str:
     if _SAFE_STEM.fullmatch(name):
         return name
     plain = re.sub(r"[^A-Za-z0-9_.+-]", "_", name).lstrip(".-+")[:40] or "module"
+    import hashlib  # only for names that need it: hashlib is slow to import
+
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"{plain}_{digest}"
 

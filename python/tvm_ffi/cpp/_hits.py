@@ -1,0 +1,231 @@
+"""The cache hit without toolchain discovery: an index from a request to its entry.
+
+A full key (see ``_library._key``) needs the compiler's path and identity, the CUDA
+toolkit, the target architectures and the rendered build file: fast once a process has
+them, but a fresh process that only loads cached modules would find tools it never runs.
+So every build or full lookup leaves a record under ``<cache root>/hits/``, named by a
+hash of the request alone: the spec (sources, file contents, flags, images), the package
+and recipe, and the environment variables the discovery reads. The record names the
+entry and what the request's key was made of beyond that: the tools' resolved paths with
+their size and mtime, and the package headers' fingerprint. A lookup that finds the record,
+sees the same tools and headers, and a sound library, loads it; anything else goes the
+full way (which writes a new record).
+
+What the index cannot see: a compiler that appears earlier on an unchanged ``PATH`` (the
+tools it names are checked, not searched again). Records are written atomically under
+the private cache root and read without following symbolic links, like the entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import sys
+import threading
+from pathlib import Path
+
+from . import _cache
+
+__all__ = [
+    "RECIPE",
+    "find",
+    "header_fingerprint",
+    "include_dir",
+    "library_problem",
+    "lookup",
+    "record",
+    "request_key",
+]
+
+# Variables that decide which tools, toolkit and archs a build finds (see _toolchain, _arch).
+_DISCOVERY_ENV = (
+    "CXX", "PATH", "CUDA_HOME", "CUDA_PATH", "TVM_FFI_CUDA_ARCH_LIST", "LD", "OBJCOPY",
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TVM_FFI_COMPILER_LAUNCHER", "CONDA_PREFIX",
+)  # fmt: skip
+_DIR = "hits"
+_VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
+
+#: Bump when the build recipe changes in a way that must invalidate cached libraries.
+RECIPE = "3"
+_memo: dict[str, str] = {}
+
+
+def verbose_requested(verbose: bool) -> bool:
+    return verbose or os.environ.get(_VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def find(spec, build_directory: object, verbose: bool) -> Path | None:
+    """The cached library of ``spec`` when the index knows it (see the module doc), else
+    None. Checks the lock timeout variable as every call does, hit or not."""
+    _cache.lock_timeout()
+    if build_directory is not None:
+        return None
+    request = request_key(spec, RECIPE)
+    return None if request is None else lookup(request, verbose_requested(verbose))
+
+
+def include_dir() -> Path:
+    """The package's include directory (once per process)."""
+    found = _memo.get("include_dir")
+    if found is None:
+        from tvm_ffi import config
+
+        found = _memo["include_dir"] = config.get_include_dir()
+    return Path(found)
+
+
+def header_fingerprint(include: Path) -> str:
+    """Size and mtime of every package header (once per process): the package version
+    covers released headers; this also catches edits in a development checkout."""
+    memo_key = f"headers:{include}"
+    found = _memo.get(memo_key)
+    if found is None:
+        hasher = _cache.sha256()
+        for dirpath, dirnames, filenames in os.walk(include / "tvm" / "ffi"):
+            dirnames.sort()
+            for filename in sorted(filenames):
+                st = os.stat(os.path.join(dirpath, filename))
+                hasher.update(f"{dirpath}/{filename}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+        found = _memo[memo_key] = hasher.hexdigest()
+    return found
+
+
+def _feed(hasher: _cache.KeyHasher, label: str, value: object) -> None:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        hasher.add(label, _cache.digest(bytes(value)))
+    elif isinstance(value, dict):
+        hasher.add(label, str(len(value)))
+        for key in sorted(value):
+            _feed(hasher, f"{label}[{key}]", value[key])
+    elif isinstance(value, (list, tuple)):
+        hasher.add(label, str(len(value)))
+        for index, item in enumerate(value):
+            _feed(hasher, f"{label}[{index}]", item)
+    else:
+        hasher.add(label, f"{type(value).__name__}:{value}")
+
+
+def request_key(spec, recipe: str = RECIPE) -> str | None:
+    """The hash of the request ``spec`` alone (no tool looked up); None when the index
+    cannot answer for it (CUDA sources for the visible GPUs, with no fingerprint of them)."""
+    import tvm_ffi
+
+    hasher = _cache.KeyHasher()
+    hasher.add("recipe", recipe)
+    hasher.add("version", tvm_ffi.__version__)
+    hasher.add("package", os.path.dirname(tvm_ffi.__file__))
+    hasher.add("python", sys.executable)
+    for name in _DISCOVERY_ENV:
+        hasher.add(f"env:{name}", repr(os.environ.get(name)))
+    if spec.has_cuda_sources and not os.environ.get("TVM_FFI_CUDA_ARCH_LIST", "").strip():
+        from tvm_ffi import _cuda_driver
+
+        gpus = _cuda_driver.visible_gpus_fingerprint()
+        if gpus is None:
+            return None
+        hasher.add("gpus", gpus)
+    for field, value in sorted(vars(spec).items()):
+        if field not in ("api", "docs"):  # neither changes the library
+            _feed(hasher, field, value)
+    for path in spec.files:
+        hasher.add("file", path.read_bytes())
+    return hasher.hexdigest()
+
+
+def _tool_stamp(path: str) -> str:
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return f"{real}\t{st.st_size}\t{st.st_mtime_ns}"
+
+
+def record(root_fd: int, root: Path, request: str, entry: Path, tools: list[str]) -> None:
+    """Remember that ``request`` is ``entry``'s library (a path under ``root``, open as
+    ``root_fd``), built with ``tools`` and the current package headers.
+
+    No fsync: a record lost or emptied by a crash only sends the next lookup the full way.
+    A record that cannot be written (a full disk) is skipped the same way."""
+    lines = [
+        str(entry.relative_to(root)),
+        header_fingerprint(include_dir()),
+        *(_tool_stamp(tool) for tool in tools),
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    with _cache.parent_of(root_fd, f"{_DIR}/{request}") as (dir_fd, name):
+        tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+
+
+def library_problem(dir_fd: int, relpath: str) -> str | None:
+    """Why the library at ``relpath`` under the directory cannot be loaded; None if it
+    can, "" when there is none. No symbolic link on the way is followed."""
+    from tvm_ffi._elf_check import file_kind
+    from tvm_ffi._elf_check import library_problem as elf_problem
+
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        with _cache.parent_of(dir_fd, relpath, create=False) as (parent, name):
+            fd = os.open(name, flags, dir_fd=parent)
+    except FileNotFoundError:
+        return ""
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW met a symbolic link
+            return "a symbolic link, never followed"
+        return f"cannot open it: {err.strerror}"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return f"not a regular file ({file_kind(st.st_mode)})"
+        if relpath.endswith(".o"):  # output="x.o": a relocatable object, never loaded here
+            return None if st.st_size > 0 else "an empty file"
+        return elf_problem(fd, st)
+    finally:
+        os.close(fd)
+
+
+def lookup(request: str, verbose: bool) -> Path | None:
+    """The library recorded for ``request`` if its tools and headers are unchanged and the
+    library is sound; else None (then the caller builds or looks up the full way)."""
+    root, root_fd = _cache.open_cache_root()
+    try:
+        try:
+            fd = os.open(
+                f"{_DIR}/{request}", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd
+            )
+        except OSError:
+            return None
+        try:
+            text = os.read(fd, 1 << 16).decode("utf-8", "replace")
+        finally:
+            os.close(fd)
+        relpath, headers, *tools = text.splitlines()
+        if ".." in relpath.split("/") or relpath.startswith("/"):
+            return None
+        if headers != header_fingerprint(include_dir()):
+            return None
+        for stamp in tools:
+            try:
+                if _tool_stamp(stamp.split("\t", 1)[0]) != stamp:
+                    return None
+            except OSError:
+                return None
+        if library_problem(root_fd, relpath) is not None:
+            return None
+    except ValueError:  # a record of another shape: not ours to trust
+        return None
+    finally:
+        os.close(root_fd)
+    if verbose:
+        sys.stderr.write(f"tvm_ffi.cpp: using cached {root / relpath}\n")
+    return root / relpath

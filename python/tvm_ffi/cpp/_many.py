@@ -1,0 +1,144 @@
+"""Build many inline modules at once: kernel libraries make one module per kernel variant
+at start-up, and one ``load_inline`` after the other leaves all cores but one idle."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["ManyBuildError", "build_inline_many", "load_inline_many", "max_jobs"]
+
+_API = "load_inline_many"
+
+
+def max_jobs() -> int:
+    """Parallel compiler processes: ``MAX_JOBS`` when set (as torch's extensions read it),
+    else every core this process may use."""
+    from ._env import max_jobs as from_env
+
+    jobs = from_env()
+    if jobs is not None:
+        return jobs
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class ManyBuildError(RuntimeError):
+    """Some modules of :func:`load_inline_many` failed.
+
+    ``errors``: position in the list -> the exception that module raised (a
+    :class:`BuildError`, ValueError, ...); ``results``: the module (or path) of each
+    position, None where it failed. The message has one line per failed module.
+    """
+
+    def __init__(self, errors: dict[int, BaseException], results: list, names: list) -> None:
+        lines = [f"{len(errors)} of {len(results)} modules failed to build:"]
+        for index, err in sorted(errors.items()):
+            first = (str(err).splitlines() or [type(err).__name__])[0]
+            lines.append(f"  [{index}] {names[index]!r}: {type(err).__name__}: {first}")
+        super().__init__("\n".join(lines))
+        self.errors = errors
+        self.results = results
+
+
+def _checked(api: str, modules: object) -> list[dict[str, Any]]:
+    if not isinstance(modules, Sequence) or isinstance(modules, (str, bytes)):
+        raise TypeError(f"{api}: modules must be a list of dicts of load_inline arguments")
+    out = []
+    for index, item in enumerate(modules):
+        if not isinstance(item, Mapping) or "name" not in item:
+            raise TypeError(
+                f"{api}: modules[{index}] must be a dict of load_inline arguments with a "
+                f"'name' (got {item!r:.80})"
+            )
+        out.append(dict(item))
+    return out
+
+
+def _build_all(api: str, modules: list[dict[str, Any]], jobs: int | None) -> tuple:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from . import _library
+    from ._inline import build_inline
+
+    workers = max(1, min(len(modules), jobs if jobs is not None else max_jobs()))
+    # Each module's ninja gets a share of the cores; a module has one or two sources.
+    per_build = max(1, (jobs if jobs is not None else max_jobs()) // workers)
+
+    def build(kwargs: dict[str, Any]) -> str:
+        _library._ninja_jobs.set(per_build)  # a fresh context in each pool thread
+        return build_inline(**kwargs)
+
+    results: list = [None] * len(modules)
+    errors: dict[int, BaseException] = {}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tvm_ffi_build") as pool:
+        futures = [pool.submit(build, kwargs) for kwargs in modules]
+        for index, future in enumerate(futures):
+            try:
+                results[index] = future.result()
+            except Exception as err:  # reported per module below
+                errors[index] = err
+    return results, errors
+
+
+def build_inline_many(
+    modules: Sequence[Mapping[str, Any]], *, max_jobs: int | None = None
+) -> list[str]:
+    """Build several modules in parallel; return their library paths, in order.
+
+    ``modules``: one dict of :func:`build_inline` keyword arguments per module (``name``
+    included). Each module has its own cache entry and lock, as with one call each.
+    ``max_jobs``: compiler processes at once (default ``MAX_JOBS``, else all cores).
+
+    Raises
+    ------
+    ManyBuildError
+        After every module was tried, when any failed: ``errors`` maps each failed position
+        to its exception; the others' paths are in ``results``.
+    """
+    api = "build_inline_many"
+    checked = _checked(api, modules)
+    results, errors = _build_all(api, checked, _jobs(api, max_jobs))
+    if errors:
+        raise ManyBuildError(errors, results, [m["name"] for m in checked])
+    return results
+
+
+def load_inline_many(
+    modules: Sequence[Mapping[str, Any]], *, max_jobs: int | None = None
+) -> list[Any]:
+    """Like :func:`build_inline_many`, then load each module (in order, in this thread):
+    the list of modules, as :func:`load_inline` returns them. ``keep_module_alive`` in a
+    dict is checked and, as for :func:`load_inline`, changes nothing."""
+    from . import _spec
+    from ._inline import _attach_docs
+    from ._library import load_library
+
+    checked = _checked(_API, modules)
+    for kwargs in checked:
+        if "keep_module_alive" in kwargs:
+            _spec.check_flag(_API, "keep_module_alive", kwargs.pop("keep_module_alive"))
+    results, errors = _build_all(_API, checked, _jobs(_API, max_jobs))
+    loaded: list = [None] * len(checked)
+    for index, path in enumerate(results):
+        if index in errors:
+            continue
+        try:
+            docs = _spec.function_docs(_API, checked[index].get("functions"))
+            loaded[index] = _attach_docs(load_library(path), docs)
+        except Exception as err:
+            errors[index] = err
+    if errors:
+        raise ManyBuildError(errors, loaded, [m["name"] for m in checked])
+    return loaded
+
+
+def _jobs(api: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{api}: max_jobs must be an int >= 1 (got {value!r})")
+    return value
