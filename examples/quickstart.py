@@ -4,7 +4,8 @@ wrapper, build and load the wrapper, launch it and check the result.
     python examples/quickstart.py
 
 The kernel is compiled with NVRTC when its bindings are installed (the ``nvrtc`` extra:
-``pip install ".[nvrtc]"``), else with ``nvcc``; the wrapper is always built with ``nvcc``.
+``pip install ".[nvrtc]"``), else with ``nvcc``. The wrapper has no device code, so
+load_inline compiles it with the host C++ compiler and the CUDA headers.
 The launch needs a CUDA GPU and torch with CUDA (for the GPU memory); without them every
 other step still runs and one line says that the launch was skipped.
 """

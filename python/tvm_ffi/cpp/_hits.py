@@ -63,7 +63,13 @@ def find(spec, build_directory: object, verbose: bool) -> Path | None:
     if build_directory is not None:
         return None
     request = request_key(spec, RECIPE)
-    return None if request is None else lookup(request, verbose_requested(verbose))
+    found = None if request is None else lookup(request, verbose_requested(verbose))
+    if found is not None:
+        from tvm_ffi import _log
+
+        if _log.logging_enabled("tvm_ffi.cpp", 10):  # logging.DEBUG, without importing it
+            _log.get_logger("tvm_ffi.cpp").debug("%s %r: cached %s", spec.api, spec.name, found)
+    return found
 
 
 def include_dir() -> Path:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from . import _arch, _env, _hits, _spec
+from . import _arch, _env, _spec
 
 if TYPE_CHECKING:
     from ..module import Module
@@ -165,6 +165,8 @@ def _publish(built: Path, output: Path | None) -> str:
 
 def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
     _env.require_linux(spec.api)
+    from . import _hits
+
     found = _hits.find(spec, build_directory, verbose)
     if found is not None:
         return found
@@ -175,6 +177,8 @@ def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
 
 def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
     _env.require_linux(spec.api)
+    from . import _hits
+
     found = _hits.find(spec, build_directory, verbose)
     if found is not None:
         import tvm_ffi

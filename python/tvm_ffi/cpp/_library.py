@@ -71,6 +71,14 @@ def _cuda_install(spec: Spec, root: Path | None) -> _cuda.CudaInstall | None:
     return None
 
 
+def _links_cudart(spec: Spec, root: Path | None) -> bool:
+    """Whether the library of ``spec``'s objects links cudart (the search is cached)."""
+    if not spec.has_cuda_sources:
+        return False
+    install = _cuda_install(spec, root)
+    return install is not None and install.cudart is not None
+
+
 def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
     """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build.
 
@@ -313,7 +321,15 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     try:
         with _cache.build_lock(dir_fd, build_dir, timeout):
             _remove_tmp_outputs(plan, dir_fd)
-            _run(spec, plan, ninja_text, dir_fd, build_dir, verbose, "build_directory given")
+            _run(
+                spec,
+                plan,
+                ninja_text,
+                dir_fd,
+                build_dir,
+                verbose,
+                "build_directory given: ninja rebuilds what changed",
+            )
             _cache.publish(dir_fd, plan.output, library, replace=True)
             yield build_dir / library
     finally:
@@ -354,7 +370,7 @@ def _two_level(
         cuda_cflags=[],
         include_paths=[],
         keyed_files=True,  # the path holds the key of everything that made the object
-        link_cudart=spec.has_cuda_sources,
+        link_cudart=_links_cudart(objects, root),
     )
     link_entry = _entry(link, root, "", tools)
     found = _lookup(root_fd, root / link_entry[3], link_entry[4], verbose)
@@ -377,8 +393,6 @@ def _lookup(root_fd: int, entry_dir: Path, library: str, verbose: bool) -> Path 
         os.close(dir_fd)
     if verbose:
         sys.stderr.write(f"tvm_ffi.cpp: using cached {entry_dir / library}\n")
-    if _log.logging_enabled("tvm_ffi.cpp", 10):  # logging.DEBUG, without importing it
-        _log.get_logger("tvm_ffi.cpp").debug("cached %s", entry_dir / library)
     return entry_dir / library
 
 

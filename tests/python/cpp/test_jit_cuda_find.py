@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -48,6 +49,16 @@ WRAPPER = textwrap.dedent(
     """
 )
 PTX = b"// image\n.version 8.0\n.target sm_90\n.address_size 64\n"
+
+
+def _ninja_of(library: Path) -> str:
+    """The build.ninja of a cached library, and with embedded images (two cache entries:
+    the objects, then the link) that of its objects entry too."""
+    text = (library.parent / "build.ninja").read_text()
+    objects = re.search(r"(\S+/objects_[0-9a-f]+)/objects\.o", text)
+    if objects is not None:
+        text += (Path(objects.group(1)) / "build.ninja").read_text()
+    return text
 
 
 @pytest.fixture(autouse=True)
@@ -166,7 +177,7 @@ def test_cuda_sources_build_with_the_pip_wheels_alone(tmp_path, layout):
     if layout == "split":
         described += f", nvcc {nvcc}"
     assert f"tvm_ffi.cpp: using {described}\n" in proc.stderr
-    ninja = (path.parent / "build.ninja").read_text()
+    ninja = _ninja_of(path)
     assert f"nvcc = {nvcc}\n" in ninja
     assert f"-I{runtime}/include " in ninja
     lib = runtime / "lib"
@@ -195,7 +206,7 @@ def test_embedded_image_wrapper_builds_with_wheel_headers_only(tmp_path):
     path = Path(json.loads(proc.stdout.splitlines()[-1])["path"])
     runtime = tree["runtime"]
     assert f"using CUDA {runtime} (found through cuda-pathfinder: pip wheel)\n" in proc.stderr
-    ninja = (path.parent / "build.ninja").read_text()
+    ninja = _ninja_of(path)
     assert f"-I{runtime}/include " in ninja
     assert "nvcc" not in ninja and "cudart" not in ninja
     dynamic = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True).stdout
@@ -227,7 +238,7 @@ def test_headers_only_cuda_home_builds_a_launcher_wrapper(tmp_path, monkeypatch)
             embed_cubin={"kernels": PTX},
         )
     )  # fmt: skip
-    ninja = (path.parent / "build.ninja").read_text()
+    ninja = _ninja_of(path)
     assert f"-I{headers}/include " in ninja
     assert "nvcc" not in ninja and "-lcudart" not in ninja
     assert tvm_ffi.load_module(path).launcher_answer() == 7
@@ -238,6 +249,17 @@ def test_headers_only_cuda_home_builds_a_launcher_wrapper(tmp_path, monkeypatch)
         f"CUDA_HOME={headers} is not a usable CUDA toolkit (no bin/nvcc, no libcudart.so* in "
         "lib64 or lib); this build needs nvcc, the CUDA headers, libcudart"
     )
+    # CUDA sources without device code need no nvcc: the host compiler builds them.
+    path = Path(
+        cpp.build_inline(
+            "headers_only_host", cuda_sources=WRAPPER, functions=["launcher_answer"],
+            embed_cubin={"kernels": PTX},
+        )
+    )  # fmt: skip
+    assert tvm_ffi.load_module(path).launcher_answer() == 7
+    ninjas = [p.read_text() for p in path.parent.parent.glob("*/build.ninja")]
+    assert any("rule cudahost" in text for text in ninjas)
+    assert not any("nvcc =" in text or "-lcudart" in text for text in ninjas)
 
 
 @needs_cuda
@@ -246,8 +268,7 @@ def test_runtime_call_in_a_launcher_wrapper_says_cudart_is_not_linked():
     with pytest.raises(cpp.BuildError) as info:
         cpp.build_inline("wrapper_sync", cpp_sources=source, embed_cubin={"kernels": PTX})
     assert str(info.value).splitlines()[0] == (
-        # (the objects are merged with the image first: the linker names no source)
-        "undefined symbol cudaDeviceSynchronize: a CUDA runtime "
+        "undefined symbol cudaDeviceSynchronize (referenced from main.cpp): a CUDA runtime "
         "function; only modules with cuda_sources link cudart: move the code there, or link "
         "it yourself (extra_ldflags=['-L<dir of libcudart.so>', '-lcudart'])"
     )

@@ -231,8 +231,9 @@ def test_cache_hit_in_a_fresh_process_finds_no_tools(cache_dir):
     first = run()  # builds: the full way, which leaves the index record
     assert "'tvm_ffi.cpp._library'" in first[0]
     assert run() == [
-        "['tvm_ffi.cpp', 'tvm_ffi.cpp._cache', 'tvm_ffi.cpp._hits', 'tvm_ffi.cpp._inline', "
-        "'tvm_ffi.cpp._private_dir', 'tvm_ffi.cpp._spec']",
+        "['tvm_ffi.cpp', 'tvm_ffi.cpp._arch', 'tvm_ffi.cpp._cache', 'tvm_ffi.cpp._env', "
+        "'tvm_ffi.cpp._hits', 'tvm_ffi.cpp._inline', 'tvm_ffi.cpp._private_dir', "
+        "'tvm_ffi.cpp._spec']",
         "False",
     ]
     assert len(list((cache_dir / "hits").iterdir())) == 1
