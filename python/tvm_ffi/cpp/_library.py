@@ -98,7 +98,9 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     if install is not None:
         includes += [str(path) for path in install.include_dirs]
         if install.cudart is not None:
-            ldflags += install.link_flags()
+            # As needed: a wrapper that only launches images through the driver then does
+            # not load libcudart (milliseconds at every load); code that calls it keeps it.
+            ldflags += ["-Wl,--as-needed", *install.link_flags(), "-Wl,--no-as-needed"]
     if install is not None and install.nvcc is not None:
         nvcc = str(install.nvcc)
         tools.append(("nvcc", nvcc))

@@ -211,3 +211,22 @@ def test_output_object_keeps_embedded_images_local(tmp_path):
     import tvm_ffi
 
     assert bytes(tvm_ffi.load_module(lib).blob()) == _ptx("as object")
+
+
+def _needed(path: str) -> str:
+    return subprocess.run(
+        ["readelf", "-d", path], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_cudart_is_loaded_only_by_code_that_calls_it():
+    # Host-only CUDA sources link cudart as needed: a wrapper that launches through the
+    # driver does not load it; one that calls the runtime does.
+    quiet = "int plain() { return 1; }\n"
+    path = cpp.build_inline("jit_cuda_quiet", cuda_sources=quiet, functions=["plain"])
+    assert "libcudart" not in _needed(path)
+    calling = (
+        "#include <cuda_runtime.h>\nint count() { int n = 0; cudaGetDeviceCount(&n); return n; }\n"
+    )
+    path = cpp.build_inline("jit_cuda_calling", cuda_sources=calling, functions=["count"])
+    assert "Shared library: [libcudart.so" in _needed(path)
