@@ -167,9 +167,12 @@ int PackTensor(const std::string& who, Py_ssize_t i, const Param& p, const TypeI
     tensor = &local;
   } else if (api != nullptr) {
     if (TensorFromManagedExchange(frame, api, obj, &tensor, &read_only) != 0) return -1;
-  } else if (TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
+  } else if ((info->torch_tensor && CheckTorchBits(frame, obj, nullptr) != 0) ||
+             TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
     return -1;
   }
+  // A kernel would read the values before torch's lazy conjugation or negation.
+  if (api != nullptr && info->torch_tensor && CheckTorchBits(frame, obj, tensor) != 0) return -1;
   const DLDevice dev = tensor->device;
   if (!IsCudaAccessible(dev.device_type) && !accept_host) {
     return Fail(PyExc_ValueError, ArgPrefix(who, i) + "the tensor is on " + DeviceText(dev) +

@@ -428,3 +428,23 @@ def test_import_is_lazy():
     code = "import sys, tvm_ffi.cuda; print('torch' in sys.modules, 'tvm_ffi._core' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize(
+    ("make", "bit", "fix"),
+    [
+        (lambda t: t.conj(), "conjugate", "resolve_conj"),
+        (lambda t: t.conj().imag, "negative", "resolve_neg"),
+    ],
+)
+def test_pack_refuses_torch_conj_and_neg_bits(make, bit, fix):
+    # The kernel would read the values before torch's lazy conjugation or negation.
+    torch = pytest.importorskip("torch")
+    z = torch.tensor([1 + 2j, 3 + 4j], dtype=torch.complex64)
+    view = make(z)
+    with pytest.raises(
+        BufferError,
+        match=rf"argument 1: can't pass a torch tensor with the {bit} bit set; pass tensor\.{fix}\(\)",
+    ):
+        _pack("void*", view, accept_host=True)
+    _pack("void*", getattr(view, fix)(), accept_host=True)  # resolved: accepted
