@@ -14,7 +14,7 @@ import struct
 from collections.abc import Iterator
 from typing import Callable, TypeVar
 
-__all__ = ["needed_libraries", "symbols"]
+__all__ = ["imported_symbols", "needed_libraries", "symbols"]
 
 _SHT_SYMTAB = 2
 _SHT_DYNAMIC = 6
@@ -103,6 +103,27 @@ def symbols(path: str | os.PathLike[str], *, dynamic: bool) -> list[tuple[str, b
                 name, _, _, shndx = struct.unpack_from("<IBBH", table, at)
                 if name:
                     result.append((_string(strtab, name), shndx != 0))
+        return result
+
+    return _with_reader(path, visit)
+
+
+def imported_symbols(path: str | os.PathLike[str], prefix: bytes = b"") -> list[str] | None:
+    """Names of the undefined ``.dynsym`` symbols starting with ``prefix``: what the library
+    expects another to provide. Cheaper than :func:`symbols` (a load checks every library
+    it opens): only the names that match are decoded."""
+
+    def visit(reader: _Reader) -> list[str] | None:
+        result = []
+        for pair in reader.tables(_SHT_DYNSYM):
+            if pair is None:
+                return None
+            table, strtab = pair
+            whole = len(table) - len(table) % 24
+            # Elf64_Sym: name u32, info u8, other u8, shndx u16, value u64, size u64.
+            for name, _, _, shndx, _, _ in struct.iter_unpack("<IBBHQQ", table[:whole]):
+                if name and shndx == 0 and strtab.startswith(prefix, name):
+                    result.append(_string(strtab, name))
         return result
 
     return _with_reader(path, visit)

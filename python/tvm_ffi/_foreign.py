@@ -27,10 +27,7 @@ _CHECKED: set[str] = set()
 def apache_evidence(path: str) -> str | None:
     """What marks ``path`` as built against apache-tvm-ffi, or None."""
     needed = [lib for lib in _elf.needed_libraries(path) or () if _RUNTIME.match(lib)]
-    imported = sorted(
-        {name for name, defined in _elf.symbols(path, dynamic=True) or () if not defined}
-    )
-    imported = [name for name in imported if name.startswith("TVMFFI")]
+    imported = sorted(set(_elf.imported_symbols(path, b"TVMFFI") or ()))
     parts = []
     if needed:
         parts.append(f"it links {needed[0]}")
