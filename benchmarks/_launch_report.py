@@ -225,14 +225,16 @@ def _comparable(rows: dict, name: str, key: str, floor: float) -> tuple[float | 
     return (med - own + floor, ", floor-adjusted") if own is not None else (med, "")
 
 
-def target_line(rows: dict) -> str:
-    ours, floor = _median(rows, "ours_launch3"), _median(rows, FLOOR_KEY)
+def _target(rows: dict, key: str, limit: float, label: str, what: str) -> str:
+    """``label``'s verdict: the row ``key`` <= floor + ``limit`` us, and faster than every
+    other Python launcher."""
+    ours, floor = _median(rows, key), _median(rows, FLOOR_KEY)
     if ours is None or floor is None:
-        return "target (<= floor + 0.3 us, fastest Python launcher): not measured"
-    others = {name: _comparable(rows, name, key, floor) for name, key in PY_LAUNCHERS.items()}
+        return f"{label} (<= floor + {limit} us, fastest Python launcher): not measured"
+    others = {name: _comparable(rows, name, k, floor) for name, k in PY_LAUNCHERS.items()}
     others = {k: v for k, v in others.items() if v[0] is not None}
     delta = ours - floor
-    verdict = _common.verdict(delta, TARGET_DELTA_US)
+    verdict = _common.verdict(delta, limit)
     if not others:
         rank = "no other Python launcher measured"
     else:
@@ -242,31 +244,13 @@ def target_line(rows: dict) -> str:
             if ours < value
             else f"fastest Python launcher: MISSED ({name} {value:.3f} us{how})"
         )
-    return (
-        f"target: this project {ours:.3f} us = floor {delta:+.3f} us "
-        f"(<= +{TARGET_DELTA_US}: {verdict}); {rank}"
-    )
+    return f"{label}: {what} {ours:.3f} us = floor {delta:+.3f} us (<= +{limit}: {verdict}); {rank}"
+
+
+def target_line(rows: dict) -> str:
+    return _target(rows, "ours_launch3", TARGET_DELTA_US, "target", "this project")
 
 
 def pycuda_target_line(rows: dict) -> str:
     """tvm_ffi.cuda's target: <= floor + 0.5 us and faster than every other Python launcher."""
-    ours, floor = _median(rows, PYCUDA_KEY), _median(rows, FLOOR_KEY)
-    if ours is None or floor is None:
-        return "target tvm_ffi.cuda (<= floor + 0.5 us, fastest Python launcher): not measured"
-    others = {name: _comparable(rows, name, key, floor) for name, key in PY_LAUNCHERS.items()}
-    others = {k: v for k, v in others.items() if v[0] is not None}
-    delta = ours - floor
-    verdict = _common.verdict(delta, PYCUDA_TARGET_DELTA_US)
-    if not others:
-        rank = "no other Python launcher measured"
-    else:
-        name, (value, how) = min(others.items(), key=lambda kv: kv[1][0])
-        rank = (
-            "fastest Python launcher: MET"
-            if ours < value
-            else f"fastest Python launcher: MISSED ({name} {value:.3f} us{how})"
-        )
-    return (
-        f"target tvm_ffi.cuda: kernel.launch {ours:.3f} us = floor {delta:+.3f} us "
-        f"(<= +{PYCUDA_TARGET_DELTA_US}: {verdict}); {rank}"
-    )
+    return _target(rows, PYCUDA_KEY, PYCUDA_TARGET_DELTA_US, "target tvm_ffi.cuda", "kernel.launch")
