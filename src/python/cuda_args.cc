@@ -162,17 +162,7 @@ int PackTensor(const std::string& who, Py_ssize_t i, const Param& p, const TypeI
   bool read_only = false;
   const ExchangeApi* api = info->kind == ArgKind::kExchangeApi ? info->api : nullptr;
   frame->position = static_cast<int>(i + 1);
-  if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
-    if (api->dltensor_from_py_object_no_sync(obj, &local) != 0) return -1;
-    tensor = &local;
-  } else if (api != nullptr) {
-    if (TensorFromManagedExchange(frame, api, obj, &tensor, &read_only) != 0) return -1;
-  } else if ((info->torch_tensor && CheckTorchBits(frame, obj, nullptr) != 0) ||
-             TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
-    return -1;
-  }
-  // A kernel would read the values before torch's lazy conjugation or negation.
-  if (api != nullptr && info->torch_tensor && CheckTorchBits(frame, obj, tensor) != 0) return -1;
+  if (ExportTensorArg(frame, info, obj, &local, &tensor, &read_only) != 0) return -1;
   const DLDevice dev = tensor->device;
   if (!IsCudaAccessible(dev.device_type) && !accept_host) {
     return Fail(PyExc_ValueError, ArgPrefix(who, i) + "the tensor is on " + DeviceText(dev) +

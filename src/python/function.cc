@@ -146,26 +146,13 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
               DLTensor* slot) {
   DLTensor* tensor = nullptr;
   bool read_only = false;
+  if (ExportTensorArg(frame, info, obj, slot, &tensor, &read_only) != 0) return -1;
   if (info->kind == ArgKind::kExchangeApi) {
     const ExchangeApi* api = info->api;
-    if (api->dltensor_from_py_object_no_sync != nullptr) {
-      if (slot == nullptr) {
-        frame->nested_tensors.emplace_back(new DLTensor);
-        slot = frame->nested_tensors.back().get();
-      }
-      if (api->dltensor_from_py_object_no_sync(obj, slot) != 0) return -1;
-      tensor = slot;
-    } else if (TensorFromManagedExchange(frame, api, obj, &tensor, &read_only) != 0) {
-      return -1;
-    }
     if (frame->stream_api == nullptr) frame->stream_api = api;
     if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
       frame->tensor_api = api;
     }
-    if (info->torch_tensor && CheckTorchBits(frame, obj, tensor) != 0) return -1;
-  } else if ((info->torch_tensor && CheckTorchBits(frame, obj, nullptr) != 0) ||
-             TensorFromDLPackProtocol(frame, obj, &tensor, &read_only) != 0) {
-    return -1;
   }
   if (tensor->device.device_type == kDLCUDA && frame->cuda_device < 0) {
     frame->cuda_device = tensor->device.device_id;

@@ -308,6 +308,27 @@ int CheckTorchBits(CallFrame* frame, PyObject* obj, const DLTensor* exported) {
   return 0;
 }
 
+int ExportTensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, DLTensor* slot,
+                    DLTensor** out, bool* read_only) {
+  if (info->kind != ArgKind::kExchangeApi) {
+    // Asked before the export: __dlpack__ would refuse the conjugate bit less clearly.
+    if (info->torch_tensor && CheckTorchBits(frame, obj, nullptr) != 0) return -1;
+    return TensorFromDLPackProtocol(frame, obj, out, read_only);
+  }
+  const ExchangeApi* api = info->api;
+  if (api->dltensor_from_py_object_no_sync != nullptr) {
+    if (slot == nullptr) {
+      frame->nested_tensors.emplace_back(new DLTensor);
+      slot = frame->nested_tensors.back().get();
+    }
+    if (api->dltensor_from_py_object_no_sync(obj, slot) != 0) return -1;
+    *out = slot;
+  } else if (TensorFromManagedExchange(frame, api, obj, out, read_only) != 0) {
+    return -1;
+  }
+  return info->torch_tensor ? CheckTorchBits(frame, obj, *out) : 0;
+}
+
 int OpaquePtrFromCtypes(PyObject* obj, void** out) {
   PyObject* name = Interned("value", &g_str_value);
   if (name == nullptr) return -1;

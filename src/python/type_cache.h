@@ -89,6 +89,16 @@ int AllocTensorForCall(void* handle, DLTensor* prototype, DLManagedTensorVersion
  */
 int CheckTorchBits(CallFrame* frame, PyObject* obj, const DLTensor* exported);
 
+/*!
+ * \brief The DLTensor of a tensor argument (`info` of kind kExchangeApi or kDLPack) through
+ *  the producer's fastest route: the exchange API's dltensor_from_py_object into `slot`
+ *  (NULL: one owned by the frame), its managed tensors, or __dlpack__; a torch tensor with
+ *  the conjugate or negative bit is refused (CheckTorchBits). Fills *out and *read_only;
+ *  returns 0, or -1 with the error set.
+ */
+int ExportTensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, DLTensor* slot,
+                    DLTensor** out, bool* read_only);
+
 /*! \brief ctypes.c_void_p value; 0 or -1 with an error set. */
 int OpaquePtrFromCtypes(PyObject* obj, void** out);
 

@@ -163,11 +163,16 @@ def _publish(built: Path, output: Path | None) -> str:
 # tvm_ffi.cpp elsewhere must still work, so that require_linux can speak first.
 
 
-def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
+def _indexed_hit(spec: _spec.Spec, build_directory, verbose: bool) -> Path | None:
+    """The cached library the hit index knows for ``spec``, after the platform check."""
     _env.require_linux(spec.api)
     from . import _hits
 
-    found = _hits.find(spec, build_directory, verbose)
+    return _hits.find(spec, build_directory, verbose)
+
+
+def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
+    found = _indexed_hit(spec, build_directory, verbose)
     if found is not None:
         return found
     from ._library import build_library
@@ -176,10 +181,7 @@ def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
 
 
 def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
-    _env.require_linux(spec.api)
-    from . import _hits
-
-    found = _hits.find(spec, build_directory, verbose)
+    found = _indexed_hit(spec, build_directory, verbose)
     if found is not None:
         import tvm_ffi
 

@@ -64,9 +64,10 @@ def _build_all(api: str, modules: list[dict[str, Any]], jobs: int | None) -> tup
     from . import _library
     from ._inline import build_inline
 
-    workers = max(1, min(len(modules), jobs if jobs is not None else max_jobs()))
+    total = jobs if jobs is not None else max_jobs()
+    workers = max(1, min(len(modules), total))
     # Each module's ninja gets a share of the cores; a module has one or two sources.
-    per_build = max(1, (jobs if jobs is not None else max_jobs()) // workers)
+    per_build = max(1, total // workers)
 
     def build(kwargs: dict[str, Any]) -> str:
         _library._ninja_jobs.set(per_build)  # a fresh context in each pool thread
