@@ -61,6 +61,8 @@ PYCUDA_KEYS = (
     "pycuda_launch3",
     "pycuda_item3",
     "pycuda_bound3",
+    "pycuda_stream3",
+    "pycuda_raw3",
     "pycuda_launch16",
     "pycuda_bound16",
 )
@@ -222,7 +224,7 @@ def _subscript_batch(kernel, args: tuple, launches: int):
 
 
 def pycuda_rows(
-    cubin_path: Path, tensors: list, launches: int
+    cubin_path: Path, tensors: list, launches: int, stream_handle: int
 ) -> tuple[dict[str, _interleave.Row], dict[str, str]]:
     """tvm_ffi.cuda's rows: ``kernel.launch(1, 1, args)``, ``kernel[1, 1](*args)`` made per
     launch, and the launcher ``kernel[1, 1]`` made once (as Triton's ``kernel[(1,)]``)."""
@@ -238,10 +240,16 @@ def pycuda_rows(
         return {}, dict.fromkeys(PYCUDA_KEYS, _common.error_reason(exc))
     args3 = (t[0], t[1], t[2], _launchers.N_VALUE)
     args16 = (*t, _launchers.N_VALUE)
+    # Breakdown: the stream given (no stream lookup), then raw pointers through a signature
+    # as well (no tensor export, no device check): what is left is the call and the launch.
+    raw3 = k3.with_signature("void*, void*, void*, int")
+    ptrs3 = (t[0].data_ptr(), t[1].data_ptr(), t[2].data_ptr(), _launchers.N_VALUE)
     rows = {
         "pycuda_launch3": _interleave.Row(batch(k3.launch, (1, 1, args3), launches)),
         "pycuda_item3": _interleave.Row(_subscript_batch(k3, args3, launches)),
         "pycuda_bound3": _interleave.Row(batch(k3[1, 1], args3, launches)),
+        "pycuda_stream3": _interleave.Row(batch(k3[1, 1, stream_handle], args3, launches)),
+        "pycuda_raw3": _interleave.Row(batch(raw3[1, 1, stream_handle], ptrs3, launches)),
         "pycuda_launch16": _interleave.Row(batch(k16.launch, (1, 1, args16), launches)),
         "pycuda_bound16": _interleave.Row(batch(k16[1, 1], args16, launches)),
     }
@@ -343,7 +351,7 @@ def collect(args, workdir: Path) -> dict:
         all_rows = {rename[k]: v for k, v in own.items()}
         all_failed = {rename[k]: v for k, v in failed.items()}
         if cpp is not None:
-            py_rows, py_failed = pycuda_rows(cubin_path, t, p["launches"])
+            py_rows, py_failed = pycuda_rows(cubin_path, t, p["launches"], stream.cuda_stream)
             all_rows.update(py_rows)
             all_failed.update(py_failed)
         else:
