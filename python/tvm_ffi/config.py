@@ -10,41 +10,48 @@ flags (not ``--version``) print one line each, in apache-tvm-ffi's order.
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
 from ._version import __version__
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 __all__ = ["get_cmake_dir", "get_dlpack_include_dir", "get_include_dir", "main"]
 
-_PACKAGE = Path(__file__).resolve().parent
+# os.path, not pathlib: a JIT cache hit asks for the include directory (see cpp._hits).
+_PACKAGE = os.path.dirname(os.path.realpath(__file__))
 # A source checkout (or an editable install) has no copies in the package: the repo's
 # top-level folders are the real thing.
-_REPO = _PACKAGE.parent.parent
+_REPO = os.path.dirname(os.path.dirname(_PACKAGE))
 
 
 def get_include_dir() -> str:
     """Absolute path of the folder holding ``tvm/ffi/c_api.h``."""
-    for candidate in (_PACKAGE / "include", _REPO / "include"):
-        if (candidate / "tvm" / "ffi" / "c_api.h").is_file():
-            return str(candidate)
+    for candidate in (os.path.join(_PACKAGE, "include"), os.path.join(_REPO, "include")):
+        if os.path.isfile(os.path.join(candidate, "tvm", "ffi", "c_api.h")):
+            return candidate
     raise RuntimeError(f"tvm_ffi headers not found next to {_PACKAGE}; reinstall tvm-ffi-cubin")
 
 
 def get_dlpack_include_dir() -> str:
     """Absolute path of the folder holding ``dlpack/dlpack.h`` (the include directory)."""
     include = get_include_dir()
-    if not (Path(include) / "dlpack" / "dlpack.h").is_file():
+    if not os.path.isfile(os.path.join(include, "dlpack", "dlpack.h")):
         raise RuntimeError(f"dlpack/dlpack.h not found in {include}; reinstall tvm-ffi-cubin")
     return include
 
 
 def get_cmake_dir() -> str:
     """Absolute path of the CMake package folder (``find_package(tvm_ffi CONFIG)``)."""
-    for candidate in (_PACKAGE / "share" / "cmake" / "tvm_ffi", _REPO / "cmake"):
-        if candidate.is_dir():
-            return str(candidate)
+    for candidate in (
+        os.path.join(_PACKAGE, "share", "cmake", "tvm_ffi"),
+        os.path.join(_REPO, "cmake"),
+    ):
+        if os.path.isdir(candidate):
+            return candidate
     raise RuntimeError(f"tvm_ffi CMake files not found next to {_PACKAGE}; reinstall tvm-ffi-cubin")
 
 

@@ -64,7 +64,9 @@ def find(spec, build_directory: object, verbose: bool) -> Path | None:
         return None
     request = request_key(spec, RECIPE)
     found = None if request is None else lookup(request, verbose_requested(verbose))
-    if found is not None:
+    # Without logging imported no handler can show the record (see _log.logging_enabled):
+    # then _log is not imported either.
+    if found is not None and "logging" in sys.modules:
         from tvm_ffi import _log
 
         if _log.logging_enabled("tvm_ffi.cpp", 10):  # logging.DEBUG, without importing it
@@ -88,13 +90,21 @@ def header_fingerprint(include: Path) -> str:
     memo_key = f"headers:{include}"
     found = _memo.get(memo_key)
     if found is None:
-        hasher = _cache.sha256()
-        for dirpath, dirnames, filenames in os.walk(include / "tvm" / "ffi"):
-            dirnames.sort()
-            for filename in sorted(filenames):
-                st = os.stat(os.path.join(dirpath, filename))
-                hasher.update(f"{dirpath}/{filename}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-        found = _memo[memo_key] = hasher.hexdigest()
+        # scandir, one line per file, one hash update: on a fresh process's cache hit
+        # this walk is a good part of the lookup. Directory links are not descended (as
+        # os.walk does); a link's target is what is stamped.
+        lines = []
+        pending = [os.path.join(include, "tvm", "ffi")]
+        while pending:
+            with os.scandir(pending.pop()) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                else:
+                    st = entry.stat()
+                    lines.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}\n")
+        found = _memo[memo_key] = _cache.sha256("".join(lines).encode()).hexdigest()
     return found
 
 

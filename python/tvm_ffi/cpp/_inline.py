@@ -9,28 +9,38 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping, Sequence
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
 
-from . import _arch, _env, _spec
+from . import _spec
 
+# A cache hit in a fresh process pays for every module imported and every statement run
+# here: the argument types are for checkers only (annotations stay strings), and _arch,
+# _env and typing come with their first use.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any, Union
+
     from ..module import Module
+
+    Sources = Union[str, Sequence[str], None]
+    Flags = Union[str, Sequence[str], None]
+    Functions = Union[str, Sequence[str], Mapping[str, Union[str, None]], None]
+    EmbedCubin = Union[Mapping[str, _spec.EmbedValue], None]
+    PathLike = Union[str, "os.PathLike[str]"]
+    Files = Union[PathLike, Sequence[PathLike], None]
+    Archs = Union[str, Sequence[str], None]
 
 
 __all__ = ["build", "build_inline", "load", "load_inline"]
 
-Sources = Union[str, Sequence[str], None]
-Flags = Union[str, Sequence[str], None]
-Functions = Union[str, Sequence[str], Mapping[str, Union[str, None]], None]
-EmbedCubin = Union[Mapping[str, _spec.EmbedValue], None]
-PathLike = Union[str, "os.PathLike[str]"]
-Files = Union[PathLike, Sequence[PathLike], None]
-Archs = Union[str, Sequence[str], None]
-
 
 def _arch_choice(api: str, arch: Archs, cuda_cflags: list[str]) -> list | None:
+    if arch is None:  # the default choice is made by the build (_arch.choose), on a miss
+        return None
+    from . import _arch
+
     archs = _arch.arch_argument(api, arch)
     flag = _arch.user_arch_flag(cuda_cflags)
     if archs is not None and flag is not None:
@@ -165,7 +175,10 @@ def _publish(built: Path, output: Path | None) -> str:
 
 def _indexed_hit(spec: _spec.Spec, build_directory, verbose: bool) -> Path | None:
     """The cached library the hit index knows for ``spec``, after the platform check."""
-    _env.require_linux(spec.api)
+    if not sys.platform.startswith("linux"):
+        from . import _env
+
+        _env.require_linux(spec.api)
     from . import _hits
 
     return _hits.find(spec, build_directory, verbose)
@@ -183,9 +196,13 @@ def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
 def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
     found = _indexed_hit(spec, build_directory, verbose)
     if found is not None:
-        import tvm_ffi
+        # Built by this package into its private cache, and found sound by the lookup (an
+        # ELF library for this CPU, whole, reached without following a link): load_module's
+        # file check would repeat that, and its apache-tvm-ffi binary check (_foreign, for
+        # libraries from elsewhere) cannot apply.
+        from tvm_ffi._core import load_module
 
-        return tvm_ffi.load_module(found)
+        return load_module(str(found))
     from ._library import build_and_load
 
     return build_and_load(spec, build_directory, verbose)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Union
 
 __all__ = [
     "Spec",
@@ -21,13 +19,19 @@ __all__ = [
     "string_list",
 ]
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A stem that is safe as is in a file name and on a command line: no separator, no
 # leading dot (hidden file, "..") or dash (read as an option), nothing the shell quotes.
-_SAFE_STEM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
+# A pattern, not a compiled regex: a cache hit imports this module and never needs it.
+_SAFE_STEM = r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}"
 
-#: What ``embed_cubin`` maps a name to: one image, or arch ("sm_90") -> image (a fatbin).
-EmbedValue = Union[bytes, bytearray, memoryview, Mapping[str, Union[bytes, bytearray, memoryview]]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for checkers only: a cache hit does not import typing for it
+    from typing import Union
+
+    #: What ``embed_cubin`` maps a name to: one image, or arch ("sm_90") -> image (a fatbin).
+    EmbedValue = Union[
+        bytes, bytearray, memoryview, Mapping[str, Union[bytes, bytearray, memoryview]]
+    ]
 
 #: How a source file is built: ``cxx`` (C++), ``c`` (C), ``cuda`` (nvcc) or ``obj`` (linked as is).
 FILE_KINDS = ("cxx", "c", "cuda", "obj")
@@ -113,7 +117,8 @@ def check_identifier(api: str, what: str, value: object) -> str:
     """Return ``value`` if it is a C identifier, else raise ValueError (or TypeError)."""
     if not isinstance(value, str):
         raise TypeError(f"{api}: {what} must be a str (got {type(value).__name__})")
-    if not _IDENTIFIER.fullmatch(value):
+    # An ASCII Python identifier is exactly a C one: [A-Za-z_][A-Za-z0-9_]*.
+    if not (value.isascii() and value.isidentifier()):
         raise ValueError(f"{api}: {what} must be a C identifier (got {value!r})")
     return value
 
@@ -133,7 +138,9 @@ def file_stem(name: str) -> str:
     """A file-name stem for module ``name``: the name itself when it is short and plain,
     else its plain characters (others become ``_``) plus a hash of the whole name, so
     two names never share a file and no name yields a path the OS refuses."""
-    if _SAFE_STEM.fullmatch(name):
+    import re
+
+    if re.fullmatch(_SAFE_STEM, name):
         return name
     plain = re.sub(r"[^A-Za-z0-9_.+-]", "_", name).lstrip(".-+")[:40] or "module"
     import hashlib  # only for names that need it: hashlib is slow to import

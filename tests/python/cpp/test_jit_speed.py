@@ -211,32 +211,79 @@ def test_max_jobs_must_be_a_positive_int(monkeypatch):
 
 HIT_SCRIPT = """
 import sys
+before = set(sys.modules)
 from tvm_ffi import cpp
 mod = cpp.load_inline("jit_fresh_hit", cpp_sources="int add(int a, int b) { return a + b; }",
                       functions="add")
 assert mod.add(2, 3) == 5
-print(sorted(m for m in sys.modules if m.startswith("tvm_ffi.cpp")))
-print("dataclasses" in sys.modules)
+print(sorted(m for m in sys.modules if m.startswith("tvm_ffi")))
+# Modules of the standard library that only a build needs (what site imported is not ours).
+print(sorted({"dataclasses", "fcntl", "hashlib", "logging", "shlex"} & (set(sys.modules) - before)))
 """
+
+# Exactly what a cache hit imports of ours: no tool discovery (_toolchain, _arch, _cuda,
+# _ninja, _library), no load_module checks for foreign libraries (module, _foreign, _elf)
+# and no logging glue (_log).
+HIT_MODULES = (
+    "['tvm_ffi', 'tvm_ffi._core', 'tvm_ffi._elf_check', 'tvm_ffi._version', 'tvm_ffi.config', "
+    "'tvm_ffi.cpp', 'tvm_ffi.cpp._cache', 'tvm_ffi.cpp._hits', 'tvm_ffi.cpp._inline', "
+    "'tvm_ffi.cpp._private_dir', 'tvm_ffi.cpp._spec']"
+)
+
+
+def _run_fresh(script: str, **env: str) -> list[str]:
+    import os
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, **env}
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
 
 
 def test_cache_hit_in_a_fresh_process_finds_no_tools(cache_dir):
-    import sys
-
-    def run() -> list[str]:
-        proc = subprocess.run([sys.executable, "-c", HIT_SCRIPT], capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.splitlines()
-
-    first = run()  # builds: the full way, which leaves the index record
+    first = _run_fresh(HIT_SCRIPT)  # builds: the full way, which leaves the index record
     assert "'tvm_ffi.cpp._library'" in first[0]
-    assert run() == [
-        "['tvm_ffi.cpp', 'tvm_ffi.cpp._arch', 'tvm_ffi.cpp._cache', 'tvm_ffi.cpp._env', "
-        "'tvm_ffi.cpp._hits', 'tvm_ffi.cpp._inline', 'tvm_ffi.cpp._private_dir', "
-        "'tvm_ffi.cpp._spec']",
-        "False",
-    ]
+    assert "'tvm_ffi.cpp._toolchain'" in first[0]
     assert len(list((cache_dir / "hits").iterdir())) == 1
+    assert _run_fresh(HIT_SCRIPT) == [HIT_MODULES, "[]"]
+    assert len(list((cache_dir / "hits").iterdir())) == 1
+
+
+CUDA_HIT_SCRIPT = r'''
+import sys
+from tvm_ffi import cpp
+wrapper = """
+#include <tvm/ffi/string.h>
+extern "C" const char __tvm_ffi__cubin_blob[];
+extern "C" const char __tvm_ffi__cubin_blob_end[];
+tvm::ffi::Bytes blob() {
+  return tvm::ffi::Bytes(__tvm_ffi__cubin_blob, __tvm_ffi__cubin_blob_end - __tvm_ffi__cubin_blob);
+}
+"""
+image = b"// fresh\n.version 8.0\n.target sm_90\n.address_size 64\n"
+mod = cpp.load_inline("jit_fresh_cuda_hit", cuda_sources=wrapper, functions="blob",
+                      embed_cubin={"blob": image}, arch=ARCH)
+assert bytes(mod.blob()).startswith(image), bytes(mod.blob())
+print(sorted(m for m in sys.modules if m.startswith("tvm_ffi.cpp")))
+'''
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", [None, "9.0"])
+def test_cuda_wrapper_hit_in_a_fresh_process(cache_dir, arch):
+    # The guide's case: a wrapper in cuda_sources and an embedded image. The hit takes the
+    # index (the architectures come from TVM_FFI_CUDA_ARCH_LIST, or arch=, not a GPU).
+    script = CUDA_HIT_SCRIPT.replace("ARCH", repr(arch))
+    first = _run_fresh(script, TVM_FFI_CUDA_ARCH_LIST="9.0")
+    assert "'tvm_ffi.cpp._library'" in first[0]
+    (record,) = (cache_dir / "hits").iterdir()
+    hit = _run_fresh(script, TVM_FFI_CUDA_ARCH_LIST="9.0")
+    assert "'tvm_ffi.cpp._library'" not in hit[0]
+    # arch= is checked by _arch: that module comes with it, and only then.
+    assert ("'tvm_ffi.cpp._arch'" in hit[0]) == (arch is not None)
+    assert [p.name for p in (cache_dir / "hits").iterdir()] == [record.name]
 
 
 def test_index_sees_a_changed_compiler_at_the_same_path(cache_dir, install_cxx, tmp_path):
