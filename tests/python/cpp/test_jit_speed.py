@@ -246,9 +246,11 @@ def test_cache_hit_in_a_fresh_process_finds_no_tools(cache_dir):
     first = _run_fresh(HIT_SCRIPT)  # builds: the full way, which leaves the index record
     assert "'tvm_ffi.cpp._library'" in first[0]
     assert "'tvm_ffi.cpp._toolchain'" in first[0]
-    assert len(list((cache_dir / "hits").iterdir())) == 1
+    (record,) = (cache_dir / "hits").iterdir()
+    library = cache_dir / record.read_text().split("\n", 1)[0]  # the record names the entry
+    assert library.name == "jit_fresh_hit.so" and library.is_file()
     assert _run_fresh(HIT_SCRIPT) == [HIT_MODULES, "[]"]
-    assert len(list((cache_dir / "hits").iterdir())) == 1
+    assert [p.name for p in (cache_dir / "hits").iterdir()] == [record.name]
 
 
 CUDA_HIT_SCRIPT = r'''
