@@ -22,21 +22,21 @@ Every step inside the cache goes through directory descriptors opened with
 
 from __future__ import annotations
 
+import _thread  # get_ident for temp names: threading itself is a costly import
 import contextlib
 import errno
 import os
 import stat
 import sys
-import threading
-from pathlib import Path
 
 from ._private_dir import DIR_FLAGS, PrivateDirError, open_private_dir
 
-# A cache hit imports this module: what only a build needs (fcntl, time, math) is imported
-# where it is used.
+# A cache hit imports this module: what only a build needs (fcntl, time, math, pathlib) is
+# imported where it is used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
 __all__ = [
     "KeyHasher",
@@ -57,18 +57,27 @@ _DEFAULT_LOCK_TIMEOUT = 600.0
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _default_root() -> Path:
-    try:
-        return Path.home() / ".cache" / "tvm-ffi"
-    except RuntimeError:  # no HOME and no passwd entry
+def _default_root() -> str:
+    home = os.path.expanduser("~")  # what Path.home() reads, without importing pathlib
+    if home.startswith("~"):  # no HOME and no passwd entry
         raise RuntimeError(
             "cannot find the default cache directory ~/.cache/tvm-ffi: HOME is not set "
             f"and this user has no home directory; set {_CACHE_ENV} to a directory you own"
-        ) from None
+        )
+    return os.path.join(home, ".cache", "tvm-ffi")
 
 
 def open_cache_root() -> tuple[Path, int]:
-    """The checked cache root and an open descriptor of it (mode 0700 when created).
+    """:func:`open_cache_root_str` with the root as a Path."""
+    from pathlib import Path
+
+    root, fd = open_cache_root_str()
+    return Path(root), fd
+
+
+def open_cache_root_str() -> tuple[str, int]:
+    """The checked cache root (resolved) and an open descriptor of it (mode 0700 when
+    created). A str: a cache hit in a fresh process does not import pathlib.
 
     Raises
     ------
@@ -79,7 +88,7 @@ def open_cache_root() -> tuple[Path, int]:
         The directory cannot be created or opened; the message names it and the variable.
     """
     configured = os.environ.get(_CACHE_ENV)
-    root = Path(configured) if configured else _default_root()
+    root = configured or _default_root()
     shared_hint = f"set {_CACHE_ENV} to a private directory (e.g. {_CACHE_ENV}=~/.cache/tvm-ffi)"
     if not configured:
         shared_hint = f"make it private (chmod 700 {root}) or set {_CACHE_ENV}"
@@ -101,7 +110,7 @@ def open_cache_root() -> tuple[Path, int]:
             f"{err}; it is the default cache directory, under HOME={os.environ.get('HOME', '')}:"
             f" set {_CACHE_ENV} to a directory you own"
         ) from None
-    return Path(resolved), fd
+    return resolved, fd
 
 
 def cache_root() -> Path:
@@ -298,7 +307,7 @@ def _read_all(fd: int) -> bytes:
 
 def _replace_at(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
     # Per process and thread: concurrent writers of the same file never share a temp name.
-    tmp = f"{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    tmp = f"{name}.{os.getpid()}.{_thread.get_ident()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(tmp, flags, 0o644, dir_fd=dir_fd)
@@ -382,7 +391,7 @@ def publish(dir_fd: int, built: str, name: str, *, replace: bool) -> bool:
             if not replace:
                 return False
         if replace:
-            tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp = f".{name}.{os.getpid()}.{_thread.get_ident()}.tmp"
             _link(src_dir, src_name, dir_fd, tmp)
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         else:
@@ -409,7 +418,7 @@ def _link(src_dir: int, src_name: str, dst_dir: int, dst_name: str) -> None:
         data = _read_all(src)
     finally:
         os.close(src)
-    tmp = f".{dst_name}.{os.getpid()}.{threading.get_ident()}.copy"
+    tmp = f".{dst_name}.{os.getpid()}.{_thread.get_ident()}.copy"
     _replace_at(dst_dir, tmp, data, shown=dst_name)
     try:
         os.stat(dst_name, dir_fd=dst_dir, follow_symlinks=False)

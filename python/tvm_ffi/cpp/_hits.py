@@ -18,15 +18,19 @@ the private cache root and read without following symbolic links, like the entri
 
 from __future__ import annotations
 
+import _thread  # get_ident for temp names: threading itself is a costly import
 import contextlib
 import errno
 import os
 import stat
 import sys
-import threading
-from pathlib import Path
 
 from . import _cache
+
+# A fresh process's hit does not import pathlib (with re, urllib, ...): paths are str here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "RECIPE",
@@ -56,7 +60,7 @@ def verbose_requested(verbose: bool) -> bool:
     return verbose or os.environ.get(_VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def find(spec, build_directory: object, verbose: bool) -> Path | None:
+def find(spec, build_directory: object, verbose: bool) -> str | None:
     """The cached library of ``spec`` when the index knows it (see the module doc), else
     None. Checks the lock timeout variable as every call does, hit or not."""
     _cache.lock_timeout()
@@ -76,15 +80,21 @@ def find(spec, build_directory: object, verbose: bool) -> Path | None:
 
 def include_dir() -> Path:
     """The package's include directory (once per process)."""
+    from pathlib import Path
+
+    return Path(_include_str())
+
+
+def _include_str() -> str:
     found = _memo.get("include_dir")
     if found is None:
         from tvm_ffi import config
 
         found = _memo["include_dir"] = config.get_include_dir()
-    return Path(found)
+    return found
 
 
-def header_fingerprint(include: Path) -> str:
+def header_fingerprint(include: str | os.PathLike[str]) -> str:
     """Size and mtime of every package header (once per process): the package version
     covers released headers; this also catches edits in a development checkout."""
     memo_key = f"headers:{include}"
@@ -164,12 +174,12 @@ def record(root_fd: int, root: Path, request: str, entry: Path, tools: list[str]
     A record that cannot be written (a full disk) is skipped the same way."""
     lines = [
         str(entry.relative_to(root)),
-        header_fingerprint(include_dir()),
+        header_fingerprint(_include_str()),
         *(_tool_stamp(tool) for tool in tools),
     ]
     data = ("\n".join(lines) + "\n").encode()
     with _cache.parent_of(root_fd, f"{_DIR}/{request}") as (dir_fd, name):
-        tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp = f".{name}.{os.getpid()}.{_thread.get_ident()}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
@@ -210,10 +220,10 @@ def library_problem(dir_fd: int, relpath: str) -> str | None:
         os.close(fd)
 
 
-def lookup(request: str, verbose: bool) -> Path | None:
+def lookup(request: str, verbose: bool) -> str | None:
     """The library recorded for ``request`` if its tools and headers are unchanged and the
     library is sound; else None (then the caller builds or looks up the full way)."""
-    root, root_fd = _cache.open_cache_root()
+    root, root_fd = _cache.open_cache_root_str()
     try:
         try:
             fd = os.open(
@@ -228,7 +238,7 @@ def lookup(request: str, verbose: bool) -> Path | None:
         relpath, headers, *tools = text.splitlines()
         if ".." in relpath.split("/") or relpath.startswith("/"):
             return None
-        if headers != header_fingerprint(include_dir()):
+        if headers != header_fingerprint(_include_str()):
             return None
         for stamp in tools:
             try:
@@ -242,6 +252,7 @@ def lookup(request: str, verbose: bool) -> Path | None:
         return None
     finally:
         os.close(root_fd)
+    found = os.path.join(root, relpath)
     if verbose:
-        sys.stderr.write(f"tvm_ffi.cpp: using cached {root / relpath}\n")
-    return root / relpath
+        sys.stderr.write(f"tvm_ffi.cpp: using cached {found}\n")
+    return found

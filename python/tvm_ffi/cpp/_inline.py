@@ -10,16 +10,16 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from pathlib import Path
 
 from . import _spec
 
 # A cache hit in a fresh process pays for every module imported and every statement run
 # here: the argument types are for checkers only (annotations stay strings), and _arch,
-# _env and typing come with their first use.
+# _env, pathlib and typing come with their first use.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
     from typing import Any, Union
 
     from ..module import Module
@@ -56,6 +56,8 @@ def _output_path(api: str, output: object) -> Path | None:
         return None
     if not isinstance(output, (str, os.PathLike)):
         raise TypeError(f"{api}: output must be a path (got {type(output).__name__})")
+    from pathlib import Path
+
     path = Path(output)
     if not path.name or str(output).endswith(os.sep):
         raise ValueError(f"{api}: output must name a file (got {str(output)!r})")
@@ -142,7 +144,7 @@ def _file_spec(
     )
 
 
-def _publish(built: Path, output: Path | None) -> str:
+def _publish(built: str | Path, output: Path | None) -> str:
     """Copy the built file to ``output`` (atomically: readers never see a partial file);
     return the path the caller gets."""
     if output is None:
@@ -173,7 +175,7 @@ def _publish(built: Path, output: Path | None) -> str:
 # tvm_ffi.cpp elsewhere must still work, so that require_linux can speak first.
 
 
-def _indexed_hit(spec: _spec.Spec, build_directory, verbose: bool) -> Path | None:
+def _indexed_hit(spec: _spec.Spec, build_directory, verbose: bool) -> str | None:
     """The cached library the hit index knows for ``spec``, after the platform check."""
     if not sys.platform.startswith("linux"):
         from . import _env
@@ -184,7 +186,7 @@ def _indexed_hit(spec: _spec.Spec, build_directory, verbose: bool) -> Path | Non
     return _hits.find(spec, build_directory, verbose)
 
 
-def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> Path:
+def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> str | Path:
     found = _indexed_hit(spec, build_directory, verbose)
     if found is not None:
         return found
@@ -202,7 +204,7 @@ def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
         # libraries from elsewhere) cannot apply.
         from tvm_ffi._core import load_module
 
-        return load_module(str(found))
+        return load_module(found)
     from ._library import build_and_load
 
     return build_and_load(spec, build_directory, verbose)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 __all__ = [
     "Spec",
@@ -25,7 +24,8 @@ __all__ = [
 _SAFE_STEM = r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}"
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # for checkers only: a cache hit does not import typing for it
+if TYPE_CHECKING:  # for checkers only: a cache hit imports neither typing nor pathlib
+    from pathlib import Path
     from typing import Union
 
     #: What ``embed_cubin`` maps a name to: one image, or arch ("sm_90") -> image (a fatbin).
@@ -196,6 +196,8 @@ def source_list(api: str, value: object, label: str = "sources") -> list[Path]:
         raise TypeError(
             f"{api}: {label} must be a path or a non-empty list of paths (got {value!r:.80})"
         )
+    from pathlib import Path
+
     paths = []
     for item in value:
         if not isinstance(item, (str, os.PathLike)):

@@ -218,7 +218,9 @@ mod = cpp.load_inline("jit_fresh_hit", cpp_sources="int add(int a, int b) { retu
 assert mod.add(2, 3) == 5
 print(sorted(m for m in sys.modules if m.startswith("tvm_ffi")))
 # Modules of the standard library that only a build needs (what site imported is not ours).
-print(sorted({"dataclasses", "fcntl", "hashlib", "logging", "shlex"} & (set(sys.modules) - before)))
+build_only = {"dataclasses", "fcntl", "hashlib", "logging", "pathlib", "re", "shlex", "threading",
+              "typing"}
+print(sorted(build_only & (set(sys.modules) - before)))
 """
 
 # Exactly what a cache hit imports of ours: no tool discovery (_toolchain, _arch, _cuda,
@@ -231,12 +233,23 @@ HIT_MODULES = (
 )
 
 
-def _run_fresh(script: str, **env: str) -> list[str]:
+def _run_fresh(script: str, *, bare: bool = False, **env: str) -> list[str]:
+    """Run ``script`` in a new interpreter; ``bare``: without site (-S), so that nothing
+    but the interpreter's own start has imported a module before the script."""
     import os
     import sys
 
+    import tvm_ffi
+
+    options = []
+    if bare:
+        options = ["-S"]
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(tvm_ffi.__file__))
     proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, **env}
+        [sys.executable, *options, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
@@ -249,6 +262,7 @@ def test_cache_hit_in_a_fresh_process_finds_no_tools(cache_dir):
     (record,) = (cache_dir / "hits").iterdir()
     library = cache_dir / record.read_text().split("\n", 1)[0]  # the record names the entry
     assert library.name == "jit_fresh_hit.so" and library.is_file()
+    assert _run_fresh(HIT_SCRIPT, bare=True) == [HIT_MODULES, "[]"]
     assert _run_fresh(HIT_SCRIPT) == [HIT_MODULES, "[]"]
     assert [p.name for p in (cache_dir / "hits").iterdir()] == [record.name]
 
