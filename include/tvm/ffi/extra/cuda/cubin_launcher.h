@@ -10,8 +10,8 @@
  * This is the one header launcher code includes; it brings the rest of the family along:
  * base.h (dim3, check macros), launch_config.h (LaunchConfig, LaunchResult),
  * internal/unified_api.h (apache-tvm-ffi's cuda_api names) and embed_cubin.h (the macros).
- * The run-once functions (loading, lookup, error texts) are defined in detail/*_impl.h:
- * inline by default, or compiled once per library (detail/launcher_linkage.h).
+ * The run-once functions (loading, lookup, error texts) are defined in the impl headers under
+ * detail/: inline by default, or compiled once per library (detail/launcher_linkage.h).
  */
 #ifndef TVM_FFI_EXTRA_CUDA_CUBIN_LAUNCHER_H_
 #define TVM_FFI_EXTRA_CUDA_CUBIN_LAUNCHER_H_
