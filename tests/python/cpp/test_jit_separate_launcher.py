@@ -84,8 +84,8 @@ def test_module_links_the_shared_runtime(cache_dir, kind, flags):
         "launcher_part1.cc",
         "launcher_part2.cc",
     ]
-    # The runtime sees neither the prelude nor the module's sources.
-    assert ninja_value(runtime, "cflags").endswith(f"/include {DEFINE}")
+    # The runtime sees neither the prelude nor the module's sources; it runs once: -O1.
+    assert ninja_value(runtime, "cflags").endswith(f"/include -O1 {DEFINE}")
     (objects,) = entries(cache_dir, "objects")
     assert ninja_value(objects, flags).endswith(f" {DEFINE}")
     (link,) = entries(cache_dir, "jit_sep")
@@ -126,7 +126,7 @@ def test_cflags_key_the_runtime(cache_dir):
     build("jit_sep", extra_cuda_cflags=["-DJIT_ABI_CHOICE=1"])
     first, second = entries(cache_dir, "cuda_launcher")
     flags = {ninja_value(entry, "cflags").rsplit("/include ", 1)[1] for entry in (first, second)}
-    assert flags == {DEFINE, f"-DJIT_ABI_CHOICE=1 {DEFINE}"}
+    assert flags == {f"-O1 {DEFINE}", f"-O1 -DJIT_ABI_CHOICE=1 {DEFINE}"}
     assert len(entries(cache_dir, "jit_sep")) == 2
 
 
