@@ -30,6 +30,8 @@ _RECIPE = _hits.RECIPE
 
 # Ninja's -j for builds of this thread (load_inline_many shares the cores among builds).
 _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
+# Who asked for a build that runs in a helper thread (see _alongside), for the log.
+_caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
 
 
 verbose_requested = _hits.verbose_requested
@@ -252,7 +254,7 @@ def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, wh
         log.info("%s %r: CUDA architectures %s", spec.api, spec.name, plan.targets)
     log.info(
         "%s %r: building %s in %s (%s), called from %s",
-        spec.api, spec.name, _what(spec), build_dir, why, _log.caller(),
+        spec.api, spec.name, _what(spec), build_dir, why, _caller.get() or _log.caller(),
     )  # fmt: skip
     start = time.perf_counter()
     try:
@@ -282,7 +284,7 @@ def _what(spec: Spec) -> str:
     parts += [str(path) for path in spec.files]
     if spec.embeds:
         parts.append("embedded " + ", ".join(sorted(spec.embeds)))
-    return ", ".join(parts)
+    return ", ".join(parts) or "generated sources"  # the launcher runtime (see _launcher)
 
 
 @contextlib.contextmanager
@@ -443,6 +445,7 @@ def _alongside(entry: tuple | None, root: Path, root_fd: int, timeout: float, ve
             failure.append(err)
 
     context = contextvars.copy_context()  # the caller's ninja -j (load_inline_many)
+    context.run(_caller.set, _log.caller())
     # A daemon: an interrupted caller does not wait for it (its ninja is stopped at exit).
     thread = threading.Thread(target=context.run, args=(build,), daemon=True)
     thread.start()
