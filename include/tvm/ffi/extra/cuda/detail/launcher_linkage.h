@@ -11,10 +11,14 @@
  *   #define TVM_FFI_CUDA_LAUNCHER_PART 1  // 2 in the other file
  *   #include <tvm/ffi/extra/cuda/cubin_launcher.h>
  *
- * The two parts cost about the same to compile, so they build in parallel. Launches, kernel
- * accessors and templates stay inline in either mode. tvm_ffi.cpp.load_inline builds a
- * library whose sources include the launcher this way, and compiles the two parts once per
- * compiler and flags (a cache entry of their own).
+ * Part 1 defines image inspection, driver loading and error texts (the impls of cubin_image.h,
+ * driver_api.h and cuda_error.h, so its file may include just cuda_error.h); part 2 module
+ * loading, kernel lookup and kernel settings (cubin_launcher_impl.h). The two cost about the
+ * same to compile, so they build in parallel. Launches, kernel accessors, templates and
+ * function-local singletons (DriverApi::Get, LastLaunchFailure) stay inline in either mode:
+ * launches cost the same, and each library still holds one of each singleton.
+ * tvm_ffi.cpp.load_inline builds a library whose sources include the launcher this way, and
+ * compiles the two parts once per compiler and flags (a cache entry of their own).
  *
  * Each header of the family declares those functions (plainly: GCC refuses `noinline` on a
  * declaration marked inline) and includes its *_impl.h, which defines them with
