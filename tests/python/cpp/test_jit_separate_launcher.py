@@ -210,4 +210,26 @@ def test_cache_hit_in_a_fresh_process(cache_dir):
     assert run() == [message, "[]"]  # the index answered: no build code imported
     (record,) = (cache_dir / "hits").iterdir()
     (link,) = entries(cache_dir, "jit_sep_hit")
-    assert record.read_text().splitlines()[0] == f"{link.name}/jit_sep_hit.so"
+    lines = record.read_text().splitlines()
+    assert lines[0] == f"{link.name}/jit_sep_hit.so"
+    cxx = os.path.realpath(_toolchain.find_cxx())
+    assert any(line.split("\t")[0] == cxx for line in lines[2:])  # the compiler is checked
+
+
+def test_modules_built_at_once_share_one_runtime(cache_dir):
+    paths = cpp.build_inline_many(
+        [
+            {
+                "name": f"jit_sep_{i}",
+                "cuda_sources": WRAPPER + f"int tag() {{ return {i}; }}\n",
+                "functions": ["load_bytes", "tag"],
+                "embed_cubin": {"kernels": PTX},
+            }
+            for i in range(2)
+        ]
+    )
+    (runtime,) = entries(cache_dir, "cuda_launcher")
+    for i, path in enumerate(paths):
+        (link,) = entries(cache_dir, f"jit_sep_{i}")
+        assert Path(path) == link / f"jit_sep_{i}.so"
+        assert f" {runtime / 'cuda_launcher.o'} " in (link / "build.ninja").read_text()
