@@ -81,7 +81,7 @@ struct KernelState {
   std::string params_unavailable;   // why param_sizes could not be read
   std::atomic<bool> large_clusters_enabled{false};
 
-  std::string Describe() const { return "kernel \"" + name + "\" in " + library->label; }
+  std::string Describe() const;
 };
 
 [[noreturn]] void ThrowCudaFailure(const std::string& op, int code,
@@ -253,16 +253,12 @@ class CubinKernel {
   template <typename Retry>
   TVM_FFI_COLD CUresult Recover(CUresult r, const char* op, CUstream stream, Retry retry) const {
     if (stream == nullptr && detail::EnsureCurrentContext(*api_)) r = retry();
-    if (r != CUDA_SUCCESS) {
-      std::string where = std::string(op) + " of " + state_->Describe();
-      if (detail::IsArchitectureError(r)) {
-        where += ": " + detail::ArchitectureNote(state_->library->info,
-                                                 detail::LaunchDevice(*api_, stream));
-      }
-      detail::SetLaunchFailure(r, where);
-    }
+    if (r != CUDA_SUCCESS) RecordFailure(r, op, stream);
     return r;
   }
+
+  // What the check macros report for a failed launch (see detail::SetLaunchFailure).
+  void RecordFailure(CUresult r, const char* op, CUstream stream) const;
 
   // static_smem < 0: read it from the kernel on each device.
   void ApplyMaxDynamicSharedMemory(int64_t static_smem, int64_t dynamic_smem_max) const;

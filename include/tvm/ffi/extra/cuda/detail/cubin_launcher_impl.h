@@ -49,6 +49,10 @@ TVM_FFI_DETAIL_LAUNCHER_INLINE std::string JoinSizes(const char* noun,
   return out + ")";
 }
 
+TVM_FFI_DETAIL_LAUNCHER_INLINE std::string KernelState::Describe() const {
+  return "kernel \"" + name + "\" in " + library->label;
+}
+
 }  // namespace detail
 
 TVM_FFI_DETAIL_LAUNCHER_INLINE void CubinKernel::CheckArgs(std::initializer_list<size_t> sizes,
@@ -123,6 +127,17 @@ TVM_FFI_DETAIL_LAUNCHER_INLINE void CubinKernel::ApplyMaxDynamicSharedMemory(
                              CUDA_ERROR_NO_BINARY_FOR_GPU,
                              "; " + detail::ArchitectureNote(state.library->info, 0));
   }
+}
+
+TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void CubinKernel::RecordFailure(CUresult r,
+                                                                            const char* op,
+                                                                            CUstream stream) const {
+  std::string where = std::string(op) + " of " + state_->Describe();
+  if (detail::IsArchitectureError(r)) {
+    where +=
+        ": " + detail::ArchitectureNote(state_->library->info, detail::LaunchDevice(*api_, stream));
+  }
+  detail::SetLaunchFailure(r, where);
 }
 
 TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void CubinKernel::FailOnDevice(const std::string& op,
