@@ -30,6 +30,8 @@ _RECIPE = _hits.RECIPE
 
 # Ninja's -j for builds of this thread (load_inline_many shares the cores among builds).
 _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
+# Who asked for a build that runs in a helper thread (see _alongside), for the log.
+_caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
 
 
 verbose_requested = _hits.verbose_requested
@@ -170,7 +172,7 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     return plan, tools
 
 
-def _key(spec: Spec, ninja_text: str, tools: list[tuple[str, str]], root: Path) -> str:
+def _key(spec: Spec, ninja_text: str, tools: list[tuple[str, str]], root: Path, sources=()) -> str:
     import tvm_ffi
 
     hasher = _cache.KeyHasher()
@@ -185,6 +187,8 @@ def _key(spec: Spec, ninja_text: str, tools: list[tuple[str, str]], root: Path) 
         hasher.add("main.cpp", spec.inline_cpp)
     if spec.inline_cuda is not None:
         hasher.add("cuda.cu", spec.inline_cuda)
+    for name, text in sources:  # generated sources (see _launcher)
+        hasher.add(name, text)
     for path in spec.files:
         hasher.add("file", str(path) if spec.keyed_files else path.read_bytes())
     for name in sorted(spec.embeds):
@@ -215,6 +219,8 @@ def _write_inputs(
         write("main.cpp", spec.inline_cpp.encode())
     if spec.inline_cuda is not None:
         write("cuda.cu", spec.inline_cuda.encode())
+    for name, text in plan.sources:
+        write(name, text.encode())
     if any(unit.host for unit in plan.compiles):
         write(_route.HOST_HEADER_NAME, _route.HOST_HEADER.encode())
     images = {name: _image_bytes(spec.embeds[name]) for name, _ in plan.embeds}
@@ -248,7 +254,7 @@ def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, wh
         log.info("%s %r: CUDA architectures %s", spec.api, spec.name, plan.targets)
     log.info(
         "%s %r: building %s in %s (%s), called from %s",
-        spec.api, spec.name, _what(spec), build_dir, why, _log.caller(),
+        spec.api, spec.name, _what(spec), build_dir, why, _caller.get() or _log.caller(),
     )  # fmt: skip
     start = time.perf_counter()
     try:
@@ -278,7 +284,7 @@ def _what(spec: Spec) -> str:
     parts += [str(path) for path in spec.files]
     if spec.embeds:
         parts.append("embedded " + ", ".join(sorted(spec.embeds)))
-    return ", ".join(parts)
+    return ", ".join(parts) or "generated sources"  # the launcher runtime (see _launcher)
 
 
 @contextlib.contextmanager
@@ -297,8 +303,18 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             if install is not None:
                 sys.stderr.write(f"tvm_ffi.cpp: using {install.describe()}\n")
         if build_directory is None:
+            from . import _launcher
+
             tools: list[str] = []
-            if spec.embeds:
+            flags = _launcher.runtime_flags(spec)
+            if flags is not None:  # every source with the define, linked with the runtime
+                separate = spec.replace(
+                    cflags=[*spec.cflags, _launcher.DEFINE],
+                    cuda_cflags=[*spec.cuda_cflags, _launcher.DEFINE],
+                )
+                runtime = _runtime_entry(_launcher.runtime_spec(spec, flags), root, tools)
+                path = _two_level(separate, root, root_fd, timeout, verbose, tools, runtime)
+            elif spec.embeds:
                 path = _two_level(spec, root, root_fd, timeout, verbose, tools)
             else:
                 path = _cached(*_entry(spec, root, "", tools), root, root_fd, timeout, verbose)
@@ -349,13 +365,37 @@ def _entry(spec: Spec, root: Path, kind: str, tools_out: list[str]) -> tuple:
     return spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library
 
 
+def _runtime_entry(spec: Spec, root: Path, tools_out: list[str]) -> tuple:
+    """The cache entry of the launcher's runtime parts (see _launcher), as _entry's."""
+    from . import _launcher
+
+    plan, tools = _plan(spec, root)
+    tools_out += [tool for _, tool in tools]
+    parts = _launcher.PARTS
+    plan.sources = [(f"launcher_part{part}.cc", _launcher.part_source(part)) for part in parts]
+    plan.compiles = [
+        _ninja.Compile(name, f"obj/{name[: -len('.cc')]}.o", cuda=False) for name, _ in plan.sources
+    ]
+    ninja_text = _ninja.render(plan)
+    key = _key(spec, ninja_text, tools, root, plan.sources)
+    return spec, plan, ninja_text, f"{spec.stem}_{key}", plan.output.rsplit("/", 1)[-1]
+
+
 def _two_level(
-    spec: Spec, root: Path, root_fd: int, timeout: float, verbose: bool, tools: list[str]
+    spec: Spec,
+    root: Path,
+    root_fd: int,
+    timeout: float,
+    verbose: bool,
+    tools: list[str],
+    runtime: tuple | None = None,
 ) -> Path:
     """A build with embedded images, in two cache entries: the compiled sources as one
     relocatable object, keyed without the images, and the embed and link step, keyed by
     that object's entry and the image bytes. A new image into unchanged sources (a new
-    autotune config, an edited NVRTC kernel) then re-runs only the embed and the link."""
+    autotune config, an edited NVRTC kernel) then re-runs only the embed and the link.
+    ``runtime`` (a _runtime_entry) is a third entry the link takes in, built alongside the
+    objects when missing."""
     # The object does not depend on the module name either: kernel variants built as
     # modules of their own around one wrapper share it (entry objects_<key>/objects.o).
     objects = spec.replace(
@@ -363,11 +403,14 @@ def _two_level(
     )
     obj_entry = _entry(objects, root, "", tools)
     _, _, _, obj_name, obj_library = obj_entry
+    linked = [root / obj_name / obj_library]
+    if runtime is not None:
+        linked.append(root / runtime[3] / runtime[4])
     link = spec.replace(
         inline_cpp=None,
         inline_cuda=None,
-        files=[root / obj_name / obj_library],
-        file_kinds=["obj"],
+        files=linked,
+        file_kinds=["obj"] * len(linked),
         cflags=[],
         cuda_cflags=[],
         include_paths=[],
@@ -378,8 +421,42 @@ def _two_level(
     found = _lookup(root_fd, root / link_entry[3], link_entry[4], verbose)
     if found is not None:
         return found
-    _cached(*obj_entry, root, root_fd, timeout, verbose)
+    with _alongside(runtime, root, root_fd, timeout, verbose):
+        _cached(*obj_entry, root, root_fd, timeout, verbose)
     return _cached(*link_entry, root, root_fd, timeout, verbose)
+
+
+@contextlib.contextmanager
+def _alongside(entry: tuple | None, root: Path, root_fd: int, timeout: float, verbose: bool):
+    """Build the cache entry ``entry`` (if given and missing) in a thread while the block
+    runs; on leaving, wait for it and raise its error. A cold build then takes about the
+    longer of the two, not their sum."""
+    if entry is None or _lookup(root_fd, root / entry[3], entry[4], verbose) is not None:
+        yield
+        return
+    import threading
+
+    failure: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            _cached(*entry, root, root_fd, timeout, verbose)
+        except BaseException as err:  # raised in the caller's thread below
+            failure.append(err)
+
+    context = contextvars.copy_context()  # the caller's ninja -j (load_inline_many)
+    context.run(_caller.set, _log.caller())
+    # A daemon: an interrupted caller does not wait for it (its ninja is stopped at exit).
+    thread = threading.Thread(target=context.run, args=(build,), daemon=True)
+    thread.start()
+    try:
+        yield
+    except Exception:
+        thread.join()  # an ordinary error leaves nothing running behind it
+        raise
+    thread.join()
+    if failure:
+        raise failure[0]
 
 
 def _lookup(root_fd: int, entry_dir: Path, library: str, verbose: bool) -> Path | None:

@@ -58,6 +58,8 @@ class BuildPlan:
     # An assembler file holding ``embeds`` that the link assembles (see _images): then
     # no embed step runs.
     embed_asm: str | None = None
+    # (file, text) of sources the builder writes into the build directory (see _launcher).
+    sources: list[tuple[str, str]] = field(default_factory=list)
 
     def outputs(self) -> list[str]:
         """Every file a step writes (their ``.tmp`` siblings are a killed step's leftovers)."""

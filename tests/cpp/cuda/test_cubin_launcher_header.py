@@ -68,11 +68,21 @@ def test_library_needs_no_cuda_library(toolchain, tmp_path):
     ctypes.CDLL(str(lib))  # loads on a machine without a driver
 
 
-def test_errors_without_a_driver(toolchain, has_driver, tmp_path):
+@pytest.mark.parametrize("mode", ["header-only", "separate"])
+def test_errors_without_a_driver(toolchain, has_driver, mode, tmp_path):
     if has_driver:
         pytest.skip("this machine has libcuda.so.1; the no-driver path is not reachable")
     exe = tmp_path / "no_driver"
-    proc = toolchain.gxx(HERE / "no_driver.cc", exe)
+    sources = []
+    if mode == "separate":  # the run-once functions in their own files (launcher_linkage.h)
+        for part in (1, 2):
+            sources.append(tmp_path / f"part{part}.cc")
+            sources[-1].write_text(
+                f"#define TVM_FFI_CUDA_LAUNCHER_PART {part}\n"
+                "#include <tvm/ffi/extra/cuda/cubin_launcher.h>\n"
+            )
+        sources.append("-DTVM_FFI_CUDA_SEPARATE_LAUNCHER")
+    proc = toolchain.gxx(HERE / "no_driver.cc", exe, *map(str, sources))
     assert proc.returncode == 0, proc.stderr
     cubin = tmp_path / "fake.cubin"
     # A well-formed CUDA ELF header is all the loader checks before it needs the driver.

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-DRIVER_API = REPO / "include" / "tvm" / "ffi" / "extra" / "cuda" / "detail" / "driver_api.h"
+# DriverApi::Load, which resolves the entry points, is defined in the impl header.
+DRIVER_API = REPO / "include" / "tvm" / "ffi" / "extra" / "cuda" / "detail" / "driver_api_impl.h"
 
 
 def _cuda_header() -> str:

@@ -10,6 +10,8 @@
  * This is the one header launcher code includes; it brings the rest of the family along:
  * base.h (dim3, check macros), launch_config.h (LaunchConfig, LaunchResult),
  * internal/unified_api.h (apache-tvm-ffi's cuda_api names) and embed_cubin.h (the macros).
+ * The run-once functions (loading, lookup, error texts) are defined in the impl headers under
+ * detail/: inline by default, or compiled once per library (detail/launcher_linkage.h).
  */
 #ifndef TVM_FFI_EXTRA_CUDA_CUBIN_LAUNCHER_H_
 #define TVM_FFI_EXTRA_CUDA_CUBIN_LAUNCHER_H_
@@ -22,11 +24,15 @@
 #include <tvm/ffi/extra/cuda/detail/cubin_image.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api.h>
+#include <tvm/ffi/extra/cuda/detail/launcher_linkage.h>
 #include <tvm/ffi/extra/cuda/internal/unified_api.h>
 #include <tvm/ffi/extra/cuda/launch_config.h>
-// Wrappers around a launch are exported functions; the guide's code relies on this include.
-#include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
+// Wrappers around a launch are exported functions; the guide's code relies on this include.
+// The launcher's own parts (detail/launcher_linkage.h) need none of it: they skip its parse.
+#ifndef TVM_FFI_CUDA_LAUNCHER_PART
+#include <tvm/ffi/function.h>
+#endif
 
 #include <atomic>
 #include <cerrno>
@@ -75,14 +81,11 @@ struct KernelState {
   std::string params_unavailable;   // why param_sizes could not be read
   std::atomic<bool> large_clusters_enabled{false};
 
-  std::string Describe() const { return "kernel \"" + name + "\" in " + library->label; }
+  std::string Describe() const;
 };
 
-[[noreturn]] TVM_FFI_COLD inline void ThrowCudaFailure(const std::string& op, int code,
-                                                       const std::string& details = "") {
-  TVM_FFI_THROW(RuntimeError) << op << ": " << DriverErrorText(code) << details;
-  throw;  // not reached
-}
+[[noreturn]] void ThrowCudaFailure(const std::string& op, int code,
+                                   const std::string& details = "");
 
 inline bool CheckArgsFromEnvironment() {
   // Read once: the hot path must not call getenv.
@@ -94,27 +97,9 @@ inline bool CheckArgsFromEnvironment() {
 }
 
 /*! \brief Reads a whole file; false (errno set) when it cannot be opened or read. */
-inline bool ReadFile(const std::string& path, std::string* out) {
-  // <cstdio> rather than <fstream>: the stream headers would double this header's parse time.
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return false;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof(buf), file)) > 0) out->append(buf, n);
-  const bool ok = std::ferror(file) == 0;
-  const int saved = errno;  // fclose must not replace the read error
-  std::fclose(file);
-  errno = saved;
-  return ok;
-}
+bool ReadFile(const std::string& path, std::string* out);
 
-inline std::string JoinSizes(const char* noun, const std::vector<size_t>& sizes) {
-  std::string out = std::to_string(sizes.size()) + " " + noun + (sizes.size() == 1 ? "" : "s");
-  if (sizes.empty()) return out;
-  out += sizes.size() == 1 ? " (size " : " (sizes ";
-  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
-  return out + ")";
-}
+std::string JoinSizes(const char* noun, const std::vector<size_t>& sizes);
 
 }  // namespace detail
 
@@ -216,21 +201,7 @@ class CubinKernel {
    * \brief Throws ValueError unless the kernel takes exactly these parameter sizes. Needs
    *  cuKernelGetParamInfo (CUDA 12.4 driver); with `required` false an older driver skips it.
    */
-  void CheckArgs(std::initializer_list<size_t> sizes, bool required = true) const {
-    const detail::KernelState& state = State();
-    std::call_once(state_->params_once, [this] { ReadParamInfo(); });
-    if (!state.params_unavailable.empty()) {
-      if (!required) return;
-      TVM_FFI_THROW(RuntimeError) << "cannot check the arguments of " << state.Describe() << ": "
-                                  << state.params_unavailable;
-    }
-    const std::vector<size_t> given(sizes);
-    if (given != state.param_sizes) {
-      TVM_FFI_THROW(ValueError) << state.Describe() << " takes "
-                                << detail::JoinSizes("parameter", state.param_sizes) << "; got "
-                                << detail::JoinSizes("argument", given);
-    }
-  }
+  void CheckArgs(std::initializer_list<size_t> sizes, bool required = true) const;
 
   /*!
    * \brief Allows `dynamic_smem_max` bytes of dynamic shared memory per block on every device
@@ -282,123 +253,26 @@ class CubinKernel {
   template <typename Retry>
   TVM_FFI_COLD CUresult Recover(CUresult r, const char* op, CUstream stream, Retry retry) const {
     if (stream == nullptr && detail::EnsureCurrentContext(*api_)) r = retry();
-    if (r != CUDA_SUCCESS) {
-      std::string where = std::string(op) + " of " + state_->Describe();
-      if (detail::IsArchitectureError(r)) {
-        where += ": " + detail::ArchitectureNote(state_->library->info,
-                                                 detail::LaunchDevice(*api_, stream));
-      }
-      detail::SetLaunchFailure(r, where);
-    }
+    if (r != CUDA_SUCCESS) RecordFailure(r, op, stream);
     return r;
   }
 
+  // What the check macros report for a failed launch (see detail::SetLaunchFailure).
+  void RecordFailure(CUresult r, const char* op, CUstream stream) const;
+
   // static_smem < 0: read it from the kernel on each device.
-  void ApplyMaxDynamicSharedMemory(int64_t static_smem, int64_t dynamic_smem_max) const {
-    const detail::KernelState& state = State();
-    if (dynamic_smem_max < -1) {
-      TVM_FFI_THROW(ValueError) << "dynamic_smem_max must be -1 (the device maximum) or a byte "
-                                << "count (got " << dynamic_smem_max << ")";
-    }
-    int count = 0;
-    CUresult r = api_->DeviceGetCount(&count);
-    if (r != CUDA_SUCCESS) detail::ThrowCudaFailure("cuDeviceGetCount", r);
-    int applied = 0;
-    for (int dev = 0; dev < count; ++dev) {
-      int optin = 0;
-      r = api_->DeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                   dev);
-      if (r != CUDA_SUCCESS) {
-        detail::ThrowCudaFailure(
-            "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) of device " +
-                std::to_string(dev),
-            r);
-      }
-      int64_t static_bytes = static_smem;
-      if (static_bytes < 0) {
-        int value = 0;
-        r = api_->KernelGetAttribute(&value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, handle_, dev);
-        // A device this image has no code for cannot run the kernel anyway; skip it.
-        if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && count > 1) continue;
-        if (r != CUDA_SUCCESS) FailOnDevice("cuKernelGetAttribute(SHARED_SIZE_BYTES)", r, dev);
-        static_bytes = value;
-      }
-      const int64_t room = static_cast<int64_t>(optin) - static_bytes;
-      if (room < 0 || dynamic_smem_max > room) {
-        TVM_FFI_THROW(ValueError) << state.Describe() << ": " << static_bytes
-                                  << " bytes of static and "
-                                  << (dynamic_smem_max < 0 ? std::string("any")
-                                                           : std::to_string(dynamic_smem_max))
-                                  << " bytes of dynamic shared memory exceed device " << dev
-                                  << "'s limit of " << optin << " bytes per block";
-      }
-      const int64_t value = dynamic_smem_max < 0 ? room : dynamic_smem_max;
-      r = api_->KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                   static_cast<int>(value), handle_, dev);
-      if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && count > 1) continue;
-      if (r != CUDA_SUCCESS) {
-        FailOnDevice(
-            "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + std::to_string(value) + ")", r,
-            dev);
-      }
-      ++applied;
-    }
-    if (applied == 0 && count > 0) {
-      detail::ThrowCudaFailure("cuKernelSetAttribute of " + state.Describe(),
-                               CUDA_ERROR_NO_BINARY_FOR_GPU,
-                               "; " + detail::ArchitectureNote(state.library->info, 0));
-    }
-  }
+  void ApplyMaxDynamicSharedMemory(int64_t static_smem, int64_t dynamic_smem_max) const;
 
-  [[noreturn]] TVM_FFI_COLD void FailOnDevice(const std::string& op, CUresult r, int dev) const {
-    const detail::KernelState& state = State();
-    detail::ThrowCudaFailure(
-        op + " of " + state.Describe() + " on device " + std::to_string(dev), r,
-        detail::IsArchitectureError(r) ? "; " + detail::ArchitectureNote(state.library->info, dev)
-                                       : std::string());
-  }
+  [[noreturn]] void FailOnDevice(const std::string& op, CUresult r, int dev) const;
 
-  TVM_FFI_COLD static LaunchResult LaunchEmpty() {
-    detail::SetLaunchFailure(CUDA_ERROR_INVALID_HANDLE,
-                             "launch of an empty CubinKernel (default-constructed or moved-from)");
-    return CUDA_ERROR_INVALID_HANDLE;
-  }
+  static LaunchResult LaunchEmpty();
 
   // Clusters above 8 blocks need an opt-in per kernel and device; done once, on every device,
   // so that the launch itself stays free of device queries. Devices without cluster support
   // refuse it, which is harmless: the launch reports the real problem.
-  TVM_FFI_COLD void EnableLargeClusters() const {
-    if (state_->large_clusters_enabled.load(std::memory_order_acquire)) return;
-    int count = 0;
-    if (api_->DeviceGetCount(&count) != CUDA_SUCCESS) return;
-    for (int dev = 0; dev < count; ++dev) {
-      api_->KernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, handle_,
-                               dev);
-    }
-    state_->large_clusters_enabled.store(true, std::memory_order_release);
-  }
+  void EnableLargeClusters() const;
 
-  void ReadParamInfo() const {
-    detail::KernelState& state = *state_;
-    if (api_->KernelGetParamInfo == nullptr) {
-      state.params_unavailable =
-          "cuKernelGetParamInfo needs a CUDA 12.4 or newer driver (this "
-          "one supports CUDA " +
-          std::to_string(api_->driver_version / 1000) + "." +
-          std::to_string(api_->driver_version % 1000 / 10) + ")";
-      return;
-    }
-    for (size_t i = 0;; ++i) {
-      size_t offset = 0, size = 0;
-      const CUresult r = api_->KernelGetParamInfo(handle_, i, &offset, &size);
-      if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
-      if (r != CUDA_SUCCESS) {
-        state.params_unavailable = "cuKernelGetParamInfo: " + detail::DriverErrorText(r);
-        return;
-      }
-      state.param_sizes.push_back(size);
-    }
-  }
+  void ReadParamInfo() const;
 
   const detail::DriverApi* api_ = nullptr;  // hot path: read without touching state_
   CUkernel handle_ = nullptr;
@@ -429,14 +303,7 @@ class CubinModule {
       : CubinModule(Load(SizedLabel(size), static_cast<const char*>(image), size, true)) {}
 
   /*! \brief Reads and loads a .cubin, .ptx or .fatbin file. */
-  static CubinModule FromFile(const std::string& path) {
-    std::string data;
-    if (!detail::ReadFile(path, &data)) {
-      TVM_FFI_THROW(RuntimeError) << "cannot read CUDA module file \"" << path
-                                  << "\": " << std::strerror(errno);
-    }
-    return CubinModule(Load("module \"" + path + "\"", data.data(), data.size(), true));
-  }
+  static CubinModule FromFile(const std::string& path);
 
   /*! \brief Used by TVM_FFI_EMBED_CUBIN: static data between two linker symbols, not copied. */
   static CubinModule FromEmbedded(const char* name, const char* begin, const char* end) {
@@ -474,25 +341,7 @@ class CubinModule {
   CubinModule& operator=(const CubinModule&) = delete;
 
   /*! \brief Looks up a kernel by its (extern "C" or mangled) name; the error lists the kernels. */
-  CubinKernel GetKernel(const std::string& name) const {
-    const detail::LibraryState& lib = Library();
-    CubinKernel kernel;
-    const CUresult r = lib.api->LibraryGetKernel(&kernel.handle_, lib.handle, name.c_str());
-    if (r != CUDA_SUCCESS) {
-      std::string details;
-      if (detail::IsArchitectureError(r)) {
-        details = "; " + detail::ArchitectureNote(lib.info, CurrentDevice(lib));
-      } else if (r == CUDA_ERROR_NOT_FOUND) {
-        details = "; " + ListKernelsForError(lib);
-      }
-      detail::ThrowCudaFailure("cuLibraryGetKernel(\"" + name + "\") in " + lib.label, r, details);
-    }
-    kernel.api_ = lib.api;
-    kernel.state_ = std::make_unique<detail::KernelState>();
-    kernel.state_->library = state_;
-    kernel.state_->name = name;
-    return kernel;
-  }
+  CubinKernel GetKernel(const std::string& name) const;
   CubinKernel operator[](const std::string& name) const { return GetKernel(name); }
 
   /*!
@@ -539,38 +388,9 @@ class CubinModule {
     return detail::LaunchDevice(*lib.api, nullptr);
   }
 
-  static std::vector<std::string> KernelNamesOf(const detail::LibraryState& lib) {
-    const detail::DriverApi& api = *lib.api;
-    api.Require(api.LibraryGetKernelCount, "cuLibraryGetKernelCount", 12040);
-    api.Require(api.LibraryEnumerateKernels, "cuLibraryEnumerateKernels", 12040);
-    api.Require(api.KernelGetName, "cuKernelGetName", 12030);
-    unsigned count = 0;
-    CUresult r = api.LibraryGetKernelCount(&count, lib.handle);
-    if (r != CUDA_SUCCESS) detail::ThrowCudaFailure("cuLibraryGetKernelCount of " + lib.label, r);
-    std::vector<CUkernel> kernels(count);
-    r = api.LibraryEnumerateKernels(kernels.data(), count, lib.handle);
-    if (r != CUDA_SUCCESS) detail::ThrowCudaFailure("cuLibraryEnumerateKernels of " + lib.label, r);
-    std::vector<std::string> names;
-    for (CUkernel k : kernels) {
-      const char* name = nullptr;
-      r = api.KernelGetName(&name, k);
-      if (r != CUDA_SUCCESS) detail::ThrowCudaFailure("cuKernelGetName in " + lib.label, r);
-      names.emplace_back(name ? name : "");
-    }
-    return names;
-  }
+  static std::vector<std::string> KernelNamesOf(const detail::LibraryState& lib);
 
-  static std::string ListKernelsForError(const detail::LibraryState& lib) {
-    std::vector<std::string> names;
-    try {
-      names = KernelNamesOf(lib);
-    } catch (const std::exception&) {
-      return "(listing the kernels of a module needs a CUDA 12.4 or newer driver)";
-    }
-    std::string out = "kernels in this module:";
-    for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : " ") + names[i];
-    return names.empty() ? out + " (none)" : out;
-  }
+  static std::string ListKernelsForError(const detail::LibraryState& lib);
 
   static size_t UnsizedImageSize(const char* image) {
     const size_t size = detail::SelfDescribedSize(image);
@@ -579,37 +399,7 @@ class CubinModule {
   }
 
   static std::shared_ptr<detail::LibraryState> Load(std::string label, const char* data,
-                                                    size_t size, bool copy) {
-    auto lib = std::make_shared<detail::LibraryState>();
-    lib->label = std::move(label);
-    lib->info = detail::InspectImage(data, size);
-    if (!lib->info.error.empty()) {
-      TVM_FFI_THROW(ValueError) << "cannot load " << lib->label << ": " << lib->info.error;
-    }
-    const char* code = data;
-    // The driver reads PTX as a C string: terminate a sized PTX image that lacks its NUL.
-    if (copy || (lib->info.kind == detail::ImageKind::kPtx && !lib->info.nul_terminated)) {
-      lib->owned.assign(data, size);
-      code = lib->owned.c_str();
-    }
-    lib->api = &detail::DriverApi::Get();
-    std::string log(16384, '\0');
-    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* values[] = {&log[0], reinterpret_cast<void*>(static_cast<uintptr_t>(log.size() - 1))};
-    const CUresult r =
-        lib->api->LibraryLoadData(&lib->handle, code, options, values, 2, nullptr, nullptr, 0);
-    if (r != CUDA_SUCCESS) {
-      lib->handle = nullptr;
-      std::string details;
-      if (detail::IsArchitectureError(r)) {
-        details = "; " + detail::ArchitectureNote(lib->info, CurrentDevice(*lib));
-      }
-      log.resize(std::strlen(log.c_str()));
-      if (!log.empty()) details += "; JIT log:\n" + log;
-      detail::ThrowCudaFailure("cuLibraryLoadData(" + lib->label + ")", r, details);
-    }
-    return lib;
-  }
+                                                    size_t size, bool copy);
 
   std::shared_ptr<detail::LibraryState> state_;
 };
@@ -617,6 +407,11 @@ class CubinModule {
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
+
+// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to part 2.
+#if TVM_FFI_DETAIL_LAUNCHER_PART == 0 || TVM_FFI_DETAIL_LAUNCHER_PART == 2
+#include <tvm/ffi/extra/cuda/detail/cubin_launcher_impl.h>
+#endif
 
 // The macros that declare embedded images; after the classes they expand to.
 #include <tvm/ffi/extra/cuda/embed_cubin.h>

@@ -11,10 +11,9 @@
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/extra/cuda/detail/cubin_image.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api.h>
+#include <tvm/ffi/extra/cuda/detail/launcher_linkage.h>
 
-#include <cstdio>
 #include <string>
-#include <utility>
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
@@ -23,28 +22,10 @@ namespace ffi {
 namespace detail {
 
 /*! \brief "CUDA_ERROR_INVALID_VALUE (1): invalid argument". Never throws. */
-TVM_FFI_COLD inline std::string DriverErrorText(int code) {
-  const char* name = nullptr;
-  const char* text = nullptr;
-  try {
-    const DriverApi& api = DriverApi::Get();
-    api.GetErrorName(static_cast<CUresult>(code), &name);
-    api.GetErrorString(static_cast<CUresult>(code), &text);
-  } catch (...) {
-    // No driver to ask: the number alone still identifies the error.
-  }
-  return std::string(name ? name : "CUDA driver error") + " (" + std::to_string(code) +
-         "): " + (text ? text : "no description (the CUDA driver could not be loaded)");
-}
+std::string DriverErrorText(int code);
 
 /*! \brief "cudaErrorInvalidValue (1): invalid argument". Never throws. */
-TVM_FFI_COLD inline std::string RuntimeErrorText(int code) {
-  const RuntimeErrorNames& names = RuntimeErrorNames::Get();
-  if (names.name != nullptr) {
-    return std::string(names.name(code)) + " (" + std::to_string(code) + "): " + names.text(code);
-  }
-  return "cudaError (" + std::to_string(code) + "): no name available (libcudart is not loaded)";
-}
+std::string RuntimeErrorText(int code);
 
 /*! \brief Codes after which the useful question is "is this image for this GPU?". */
 inline bool IsArchitectureError(int code) {
@@ -54,25 +35,7 @@ inline bool IsArchitectureError(int code) {
 }
 
 /*! \brief "image holds sm_80 (cubin) but device 0 is sm_90"; device < 0 means "unknown". */
-TVM_FFI_COLD inline std::string ArchitectureNote(const ImageInfo& info, int device) {
-  std::string note = "image holds " + DescribeArchs(info);
-  try {
-    const DriverApi& api = DriverApi::Get();
-    CUdevice dev = 0;
-    if (device < 0) device = 0;
-    int major = 0, minor = 0;
-    if (api.DeviceGet(&dev, device) == CUDA_SUCCESS &&
-        api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ==
-            CUDA_SUCCESS &&
-        api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ==
-            CUDA_SUCCESS) {
-      note += " but device " + std::to_string(device) + " is sm_" + std::to_string(major) +
-              std::to_string(minor);
-    }
-  } catch (...) {
-  }
-  return note;
-}
+std::string ArchitectureNote(const ImageInfo& info, int device);
 
 /*!
  * \brief Which launch failed last on this thread, for the check macros. Written only when a
@@ -94,24 +57,20 @@ TVM_FFI_DLL_LOCAL inline LaunchFailure& LastLaunchFailure() {
   return failure;
 }
 
-TVM_FFI_COLD inline void SetLaunchFailure(int code, const std::string& where) {
-  LaunchFailure& failure = LastLaunchFailure();
-  failure.code = code;
-  std::snprintf(failure.where, sizeof(failure.where), "%s", where.c_str());
-}
+/*! \brief Records the failure of a launch for the check macros (TakeLaunchFailureNote). */
+void SetLaunchFailure(int code, const std::string& where);
 
 /*! \brief " [cuLaunchKernel of kernel ...]" when the last failed launch gave `code`, else "". */
-TVM_FFI_COLD inline std::string TakeLaunchFailureNote(int code) {
-  LaunchFailure& failure = LastLaunchFailure();
-  if (failure.code == 0 || failure.code != code) return std::string();
-  std::string note = std::string(" [") + failure.where + "]";
-  failure.code = 0;
-  failure.where[0] = '\0';
-  return note;
-}
+std::string TakeLaunchFailureNote(int code);
 
 }  // namespace detail
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
+
+// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to part 1.
+#if TVM_FFI_DETAIL_LAUNCHER_PART == 0 || TVM_FFI_DETAIL_LAUNCHER_PART == 1
+#include <tvm/ffi/extra/cuda/detail/cuda_error_impl.h>
+#endif
+
 #endif  // TVM_FFI_EXTRA_CUDA_DETAIL_CUDA_ERROR_H_

@@ -1,0 +1,111 @@
+"""The launcher's run-once code, compiled once and linked into every module that uses it.
+
+Half of a small wrapper's compile is code for functions that run once per process (loading
+the driver, checking images, loading modules, error texts). A module whose sources include
+``cubin_launcher.h`` (or ``embed_cubin.h``) is therefore compiled with
+``-DTVM_FFI_CUDA_SEPARATE_LAUNCHER``, which leaves those functions declared only, and links
+the two translation units that define them (see
+``include/tvm/ffi/extra/cuda/detail/launcher_linkage.h``). Those are built into a cache entry
+of their own, ``cuda_launcher_<key>/cuda_launcher.o``, keyed by the compiler, the flags and
+the package headers, so every later module with the same flags reuses it.
+
+The text check is plain: an include it misses (through a header of the user's) leaves the
+module header-only, which is always correct. Every compiled source of the module must have
+the same flags once the load_inline prelude is set aside, since the runtime objects are
+compiled with them (flags such as ``-D_GLIBCXX_USE_CXX11_ABI=0`` change the ABI); otherwise
+the module stays header-only too.
+"""
+
+from __future__ import annotations
+
+from . import _route
+from ._spec import PRELUDE_INCLUDES, Spec
+
+__all__ = ["DEFINE", "OPTIMIZE", "PARTS", "STEM", "part_source", "runtime_flags", "runtime_spec"]
+
+#: The define that every translation unit of a module in separate mode is compiled with.
+DEFINE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
+#: The runtime's translation units, compiled in parallel (see launcher_linkage.h), and the
+#: header each includes: part 1 (images, driver, error texts) is all in cuda_error.h's family,
+#: which parses faster than the whole launcher.
+PARTS = {1: "tvm/ffi/extra/cuda/detail/cuda_error.h", 2: "tvm/ffi/extra/cuda/cubin_launcher.h"}
+#: Code that runs once per process: -O1 compiles it a quarter faster than -O2 (the module's
+#: own flags come after it, and win).
+OPTIMIZE = "-O1"
+#: The runtime entry's file stem: ``cuda_launcher_<key>/cuda_launcher.o``.
+STEM = "cuda_launcher"
+
+_PRELUDE = [[header] for header in PRELUDE_INCLUDES]
+_HEADERS = ("tvm/ffi/extra/cuda/cubin_launcher.h", "tvm/ffi/extra/cuda/embed_cubin.h")
+
+
+def part_source(part: int) -> str:
+    """The text of runtime translation unit ``part``."""
+    return (
+        "// Written by tvm_ffi.cpp: part of the CUDA launcher's run-once code.\n"
+        f"#define TVM_FFI_CUDA_LAUNCHER_PART {part}\n"
+        f"#include <{PARTS[part]}>\n"
+    )
+
+
+def _uses_launcher(spec: Spec) -> bool:
+    texts: list[str | bytes] = [t for t in (spec.inline_cpp, spec.inline_cuda) if t is not None]
+    for path, kind in zip(spec.files, spec.file_kinds):
+        if kind in ("cxx", "cuda"):
+            try:
+                texts.append(path.read_bytes())
+            except OSError:
+                continue  # the build names the missing file
+    for text in texts:
+        for header in _HEADERS:
+            if (header if isinstance(text, str) else header.encode()) in text:
+                return True
+    return False
+
+
+def _without_prelude(flags: list[str]) -> list[str]:
+    """``flags`` less the ``-include`` pairs of the load_inline prelude: the runtime parts
+    include what they need, and parse faster without the rest."""
+    out: list[str] = []
+    index = 0
+    while index < len(flags):
+        if flags[index] == "-include" and flags[index + 1 : index + 2] in _PRELUDE:
+            index += 2
+            continue
+        out.append(flags[index])
+        index += 1
+    return out
+
+
+def runtime_flags(spec: Spec) -> list[str] | None:
+    """The flags the runtime parts of ``spec``'s module are compiled with, or None when the
+    module stays header-only: output="x.o", no source includes the launcher, or sources
+    whose (host) flags differ or cannot be given to the host compiler."""
+    if spec.object_output or not _uses_launcher(spec):
+        return None
+    seen: set[tuple[str, ...]] = set()
+    if spec.inline_cpp is not None or "cxx" in spec.file_kinds:
+        seen.add(tuple(_without_prelude(spec.cflags)))
+    if spec.has_cuda_sources:
+        # What nvcc (or the host compile of cuda.cu) passes to the host compiler.
+        host = _route.host_flags("", spec.cuda_cflags)
+        if host is None:
+            return None
+        seen.add(tuple(_without_prelude(host)))
+    if len(seen) != 1:
+        return None
+    return list(seen.pop())
+
+
+def runtime_spec(spec: Spec, flags: list[str]) -> Spec:
+    """The spec of the runtime entry for a module of ``spec`` (compiled with ``flags``): no
+    sources of the user's, only the include paths, which decide the headers it sees."""
+    return Spec(
+        spec.api,
+        "CUDA launcher runtime",
+        cflags=[OPTIMIZE, *flags, DEFINE],
+        include_paths=list(spec.include_paths),
+        object_output=True,
+        cuda_runtime=True,  # the CUDA headers, found as for the module itself
+        entry_stem=STEM,
+    )

@@ -1,0 +1,144 @@
+"""The launcher compiled separately (TVM_FFI_CUDA_SEPARATE_LAUNCHER, see
+detail/launcher_linkage.h): code using it compiles cleanly in both modes, a separate-mode
+object leaves the run-once functions to the two launcher parts, which define each of them
+once, and a program linked that way reports errors exactly as a header-only one."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SEPARATE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
+# The run-once functions, by the two parts that define them.
+PART_1 = [
+    "tvm::ffi::detail::InspectImage(char const*, unsigned long)",
+    "tvm::ffi::detail::InspectCubin(char const*, unsigned long, tvm::ffi::detail::ImageInfo*)",
+    "tvm::ffi::detail::CubinArch[abi:cxx11](char const*, unsigned long)",
+    "tvm::ffi::detail::SelfDescribedSize(char const*)",
+    "tvm::ffi::detail::DriverApi::Load()",
+    "tvm::ffi::detail::DriverErrorText[abi:cxx11](int)",
+    "tvm::ffi::detail::TakeLaunchFailureNote[abi:cxx11](int)",
+]
+PART_2 = [
+    "tvm::ffi::CubinModule::Load(std::__cxx11::basic_string<char, std::char_traits<char>, "
+    "std::allocator<char> >, char const*, unsigned long, bool)",
+    "tvm::ffi::CubinModule::GetKernel(std::__cxx11::basic_string<char, std::char_traits<char>, "
+    "std::allocator<char> > const&) const",
+    "tvm::ffi::CubinModule::ListKernelsForError[abi:cxx11](tvm::ffi::detail::LibraryState const&)",
+    "tvm::ffi::CubinKernel::LaunchEmpty()",
+]
+
+
+def write_part(directory: Path, part: int) -> Path:
+    path = directory / f"launcher_part{part}.cc"
+    path.write_text(
+        f"#define TVM_FFI_CUDA_LAUNCHER_PART {part}\n"
+        "#include <tvm/ffi/extra/cuda/cubin_launcher.h>\n"
+    )
+    return path
+
+
+def symbols(obj: Path) -> dict[str, str]:
+    """Demangled name -> nm's type letter for every symbol of ``obj``."""
+    if shutil.which("nm") is None:
+        pytest.skip("needs binutils (nm)")
+    out = subprocess.run(["nm", "-C", str(obj)], capture_output=True, text=True, check=True)
+    table = {}
+    for line in out.stdout.splitlines():
+        fields = line.split(maxsplit=2) if line[:1] != " " else ["", *line.split(maxsplit=1)]
+        if len(fields) == 3:
+            table[fields[2]] = fields[1]
+    return table
+
+
+@pytest.mark.parametrize("source", ["guide_embedded.cc", "launch_api.cc"])
+def test_compiles_in_separate_mode(toolchain, source, tmp_path):
+    proc = toolchain.gxx(HERE / source, tmp_path / "out.o", "-c", "-O2", SEPARATE)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("part", [1, 2])
+def test_parts_compile(toolchain, part, tmp_path):
+    proc = toolchain.gxx(write_part(tmp_path, part), tmp_path / "out.o", "-c", "-O2", SEPARATE)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_heavy_functions_move_to_the_parts(toolchain, tmp_path):
+    objects = {}
+    for name, flags in (("header_only", []), ("separate", [SEPARATE])):
+        objects[name] = tmp_path / f"{name}.o"
+        proc = toolchain.gxx(HERE / "guide_embedded.cc", objects[name], "-c", "-O2", *flags)
+        assert proc.returncode == 0, proc.stderr
+    for part in (1, 2):
+        objects[part] = tmp_path / f"part{part}.o"
+        proc = toolchain.gxx(write_part(tmp_path, part), objects[part], "-c", "-O2", SEPARATE)
+        assert proc.returncode == 0, proc.stderr
+    header_only, separate = symbols(objects["header_only"]), symbols(objects["separate"])
+    part1, part2 = symbols(objects[1]), symbols(objects[2])
+    # Header-only, every one the code reaches is an inline copy; separate, none is defined,
+    # and those it calls directly are left to the link.
+    for name in PART_1 + PART_2:
+        if name != PART_1[3]:  # the guide has no unsized image: nothing reaches that one
+            assert header_only[name] == "W", name
+        assert separate.get(name, "U") == "U", name
+    for name in (PART_1[5], PART_1[6], PART_2[0], PART_2[1], PART_2[3]):
+        assert separate[name] == "U", name
+    for name in PART_1:
+        assert part1.get(name) == "T" and part2.get(name, "U") == "U", name
+    for name in PART_2:
+        assert part2.get(name) == "T" and part1.get(name, "U") == "U", name
+    assert not any(kind in "TW" for name, kind in separate.items() if "Inspect" in name)
+
+
+def test_library_links_with_the_parts(toolchain, tmp_path):
+    sources = [HERE / "guide_embedded.cc", write_part(tmp_path, 1), write_part(tmp_path, 2)]
+    objects = []
+    for source in sources:
+        objects.append(tmp_path / f"{source.stem}.o")
+        proc = toolchain.gxx(source, objects[-1], "-c", SEPARATE)
+        assert proc.returncode == 0, proc.stderr
+    # The embedded image's symbols, as the embed step would define them.
+    image = tmp_path / "image.s"
+    image.write_text(
+        "".join(
+            f".globl {sym}\n.hidden {sym}\n"
+            for sym in ("__tvm_ffi__cubin_my_kernels", "__tvm_ffi__cubin_my_kernels_end")
+        )
+        + ".section .rodata\n__tvm_ffi__cubin_my_kernels:\n.byte 0\n"
+        "__tvm_ffi__cubin_my_kernels_end:\n" + '.section .note.GNU-stack,"",@progbits\n'
+    )
+    lib = tmp_path / "libguide.so"
+    cmd = [toolchain.cxx, "-shared", *map(str, objects), str(image), "-o", str(lib)]
+    proc = subprocess.run([*cmd, "-Wl,-z,defs", "-ldl", "-pthread"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    # Without the parts the run-once functions are missing: the link names one.
+    proc = subprocess.run(
+        [toolchain.cxx, "-shared", str(objects[0]), str(image), "-o", str(lib), "-Wl,-z,defs"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    assert "undefined reference to `tvm::ffi::CubinModule::" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("defines", "message"),
+    [
+        (
+            ["-DTVM_FFI_CUDA_LAUNCHER_PART=1"],
+            "TVM_FFI_CUDA_LAUNCHER_PART defines the launcher's functions for a library "
+            "compiled with TVM_FFI_CUDA_SEPARATE_LAUNCHER: define that too",
+        ),
+        ([SEPARATE, "-DTVM_FFI_CUDA_LAUNCHER_PART=3"], "TVM_FFI_CUDA_LAUNCHER_PART must be 1 or 2"),
+    ],
+)
+def test_bad_part_is_a_compile_error(toolchain, defines, message, tmp_path):
+    source = tmp_path / "part.cc"
+    source.write_text("#include <tvm/ffi/extra/cuda/cubin_launcher.h>\n")
+    proc = toolchain.gxx(source, tmp_path / "out.o", "-c", *defines)
+    assert proc.returncode != 0
+    assert f'error: #error "{message}"' in proc.stderr
