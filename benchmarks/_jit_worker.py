@@ -77,12 +77,22 @@ def time_reembed(impl: str, cubin_dir: str, count: int) -> dict:
         t0 = time.perf_counter()
         cpp.load_inline("bench_reembed", **kwargs)
         again.append(time.perf_counter() - t0)
+    # Another wrapper (new source text, same flags) into the same cache: a module after the
+    # first, whose own objects are a miss but whose shared cache entries may be there.
+    kwargs["cuda_sources"] = kwargs["cuda_sources"] + "\n// another wrapper\n"
+    cpu0 = children_cpu()
+    t0 = time.perf_counter()
+    cpp.load_inline("bench_reembed_other", **kwargs)
+    other = time.perf_counter() - t0
+    other_cpu = children_cpu() - cpu0
     return {
         "impl": impl,
         "version": _ref.impl_version(tvm_ffi),
         "first_s": first,
         "first_cpu_s": first_cpu,
         "again_s": again,
+        "other_s": other,
+        "other_cpu_s": other_cpu,
     }
 
 
