@@ -319,7 +319,7 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             else:
                 path = _cached(*_entry(spec, root, "", tools), root, root_fd, timeout, verbose)
             request = _hits.request_key(spec, _RECIPE)
-            if request is not None:  # the next fresh process finds it without any tool
+            if request is not None and _indexable(path):  # the next fresh process finds it
                 _hits.record(root_fd, root, request, path, sorted(set(tools)))
             yield path
             return
@@ -363,6 +363,19 @@ def _entry(spec: Spec, root: Path, kind: str, tools_out: list[str]) -> tuple:
     key = _key(spec, ninja_text, tools, root)
     library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
     return spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library
+
+
+def _indexable(path: Path) -> bool:
+    """Whether a fresh process may load ``path`` straight from the hit index. That hit skips
+    load_module's check for apache-tvm-ffi binaries, so a library that fails it (linked
+    with libtvm_ffi.so through extra_ldflags or an object file) gets no record: each
+    process then takes the full way, and load_module refuses it with that error. A
+    published library never changes, so one check here stands for every later hit."""
+    if path.suffix == ".o":  # output="x.o": never loaded
+        return True
+    from tvm_ffi._foreign import apache_evidence
+
+    return apache_evidence(str(path)) is None
 
 
 def _runtime_entry(spec: Spec, root: Path, tools_out: list[str]) -> tuple:
