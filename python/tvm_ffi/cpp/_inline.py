@@ -200,8 +200,8 @@ def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
     if found is not None:
         # Built by this package into its private cache, and found sound by the lookup (an
         # ELF library for this CPU, whole, reached without following a link): load_module's
-        # file check would repeat that, and its apache-tvm-ffi binary check (_foreign, for
-        # libraries from elsewhere) cannot apply.
+        # file check would repeat that, and a library that fails its apache-tvm-ffi binary
+        # check (_foreign) is never recorded (see _library._indexable).
         from tvm_ffi._core import load_module
 
         return load_module(found)
