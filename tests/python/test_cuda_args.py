@@ -444,7 +444,8 @@ def test_pack_refuses_torch_conj_and_neg_bits(make, bit, fix):
     view = make(z)
     with pytest.raises(
         BufferError,
-        match=rf"argument 1: can't pass a torch tensor with the {bit} bit set; pass tensor\.{fix}\(\)",
+        match=rf"argument 1: can't pass a torch tensor with the {bit} bit set; "
+        rf"pass tensor\.{fix}\(\)",
     ):
         _pack("void*", view, accept_host=True)
     _pack("void*", getattr(view, fix)(), accept_host=True)  # resolved: accepted

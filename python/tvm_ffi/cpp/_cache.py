@@ -45,6 +45,7 @@ __all__ = [
     "clean_entry",
     "lock_timeout",
     "open_cache_root",
+    "open_cache_root_str",
     "open_entry",
     "publish",
     "write_if_changed",

@@ -97,15 +97,22 @@ def runtime_flags(spec: Spec) -> list[str] | None:
     return list(seen.pop())
 
 
-def runtime_spec(spec: Spec, flags: list[str]) -> Spec:
+def runtime_spec(spec: Spec, flags: list[str], cuda_includes: list[str] | None) -> Spec:
     """The spec of the runtime entry for a module of ``spec`` (compiled with ``flags``): no
-    sources of the user's, only the include paths, which decide the headers it sees."""
+    sources of the user's, only the include paths, which decide the headers it sees.
+
+    ``cuda_includes`` are the CUDA include directories the module itself compiles with:
+    the runtime must see the same ``cuda.h`` (its ``CUDA_VERSION`` picks the driver entry
+    points), and a search of its own could find another toolkit (one without nvcc, say).
+    None: the module found none, so the runtime searches for the headers as C++ that
+    launches images does."""
     return Spec(
         spec.api,
-        "CUDA launcher runtime",
+        f"{spec.name} (its CUDA launcher runtime)",  # names the user's module in errors
         cflags=[OPTIMIZE, *flags, DEFINE],
-        include_paths=list(spec.include_paths),
+        # In the module's order: the CUDA directories before the user's.
+        include_paths=[*(cuda_includes or []), *spec.include_paths],
         object_output=True,
-        cuda_runtime=True,  # the CUDA headers, found as for the module itself
+        cuda_runtime=cuda_includes is None,
         entry_stem=STEM,
     )

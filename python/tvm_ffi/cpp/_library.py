@@ -312,7 +312,10 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
                     cflags=[*spec.cflags, _launcher.DEFINE],
                     cuda_cflags=[*spec.cuda_cflags, _launcher.DEFINE],
                 )
-                runtime = _runtime_entry(_launcher.runtime_spec(spec, flags), root, tools)
+                install = _cuda_install(spec, root)  # cached: the module's own search
+                includes = None if install is None else [str(p) for p in install.include_dirs]
+                runtime_spec = _launcher.runtime_spec(spec, flags, includes)
+                runtime = _runtime_entry(runtime_spec, root, tools)
                 path = _two_level(separate, root, root_fd, timeout, verbose, tools, runtime)
             elif spec.embeds:
                 path = _two_level(spec, root, root_fd, timeout, verbose, tools)
@@ -465,7 +468,9 @@ def _alongside(entry: tuple | None, root: Path, root_fd: int, timeout: float, ve
     try:
         yield
     except Exception:
-        thread.join()  # an ordinary error leaves nothing running behind it
+        # An ordinary error leaves nothing running behind it. The module's own error is
+        # the one reported; a runtime failure as well shows again on the next build.
+        thread.join()
         raise
     thread.join()
     if failure:

@@ -173,7 +173,9 @@ def test_runtime_compile_error_is_a_build_error(cache_dir, install_cxx, tmp_path
     lines = str(info.value).splitlines()
     assert lines[0] == "launcher_part2.cc:2:1: error: part 2 refused"
     (runtime,) = entries(cache_dir, "cuda_launcher")
-    assert lines[1] == f"building module 'CUDA launcher runtime' in {runtime} failed"
+    assert lines[1] == (
+        f"building module 'jit_sep (its CUDA launcher runtime)' in {runtime} failed"
+    )
     # Nothing was published: neither the runtime nor the module that needs it.
     assert not (runtime / "cuda_launcher.o").exists()
     assert not any(entry.glob("*.so") for entry in entries(cache_dir, "jit_sep"))
