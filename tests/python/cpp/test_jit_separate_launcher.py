@@ -88,6 +88,13 @@ def test_module_links_the_shared_runtime(cache_dir, kind, flags):
     assert ninja_value(runtime, "cflags").endswith(f"/include -O1 {DEFINE}")
     (objects,) = entries(cache_dir, "objects")
     assert ninja_value(objects, flags).endswith(f" {DEFINE}")
+
+    # The runtime sees the module's headers: the same include directories, CUDA's included.
+    def includes(entry: Path, variable: str) -> list[str]:
+        return [flag for flag in ninja_value(entry, variable).split() if flag.startswith("-I")]
+
+    assert includes(runtime, "cflags") == includes(objects, flags)
+    assert any((Path(flag[2:]) / "cuda.h").is_file() for flag in includes(runtime, "cflags"))
     (link,) = entries(cache_dir, "jit_sep")
     assert f" {runtime / 'cuda_launcher.o'} " in (link / "build.ninja").read_text()
     # The module's object calls the run-once functions; the runtime object defines them.
