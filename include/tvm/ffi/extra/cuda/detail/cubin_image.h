@@ -147,6 +147,45 @@ struct ElfHeader {
 };
 
 /*!
+ * \brief A CUBIN's section headers and their name table, both checked to lie inside the
+ *  image: what finding a section by name needs (the architecture note, a kernel's
+ *  parameter info). The image must hold an ELF header (64 bytes).
+ */
+struct CubinSections {
+  const char* d = nullptr;
+  uint64_t shoff = 0;
+  uint16_t shnum = 0;
+  uint64_t str_off = 0, str_size = 0;
+  uint32_t str_type = 0;  // the name table's section type: SHT_STRTAB in a sound image
+
+  /*! \brief False when the section headers or the name table lie outside the image. */
+  bool Open(const char* image, size_t n) {
+    const ElfHeader h(image);
+    if (h.shentsize != 64 || h.shstrndx == 0 || h.shstrndx >= h.shnum ||
+        !InImage(h.shoff, uint64_t{h.shnum} * 64, n)) {
+      return false;
+    }
+    d = image;
+    shoff = h.shoff;
+    shnum = h.shnum;
+    const char* strtab = Header(h.shstrndx);
+    str_off = ReadImage<uint64_t>(strtab + 24);
+    str_size = ReadImage<uint64_t>(strtab + 32);
+    str_type = ReadImage<uint32_t>(strtab + 4);
+    return InImage(str_off, str_size, n);
+  }
+
+  const char* Header(uint64_t i) const { return d + shoff + 64 * i; }
+
+  /*! \brief Whether section header `hdr` is named `name`: `size` bytes, its NUL included, so
+   *  that ".nv.info.add" does not match ".nv.info.add_one". */
+  bool NameIs(const char* hdr, const char* name, size_t size) const {
+    const uint32_t at = ReadImage<uint32_t>(hdr);
+    return InImage(at, size, str_size) && std::memcmp(d + str_off + at, name, size) == 0;
+  }
+};
+
+/*!
  * \brief The SM of a cubin. ELF ABI version 8 (CUDA 13) keeps it in e_flags bits 8..15 with
  *  "a" at bit 3; older cubins keep it in the low byte with "a" at bit 11. ptxas also records
  *  its command line ("-arch sm_90a") in .note.nv.tkinfo, which is the only place that tells

@@ -41,24 +41,12 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE std::string CubinArch(const char* d,
   const bool accel = h.abi_version >= 8 ? (h.flags & 0x8) != 0 : (h.flags & 0x800) != 0;
   const std::string number = std::to_string(sm);
   std::string arch = "sm_" + number + (accel ? "a" : "");
-  if (h.shentsize != 64 || h.shstrndx == 0 || h.shstrndx >= h.shnum ||
-      !InImage(h.shoff, uint64_t{h.shnum} * 64, n)) {
-    return arch;
-  }
-  auto section = [&](uint64_t i) { return d + h.shoff + 64 * i; };
-  const char* strtab = section(h.shstrndx);
-  const uint64_t str_off = ReadImage<uint64_t>(strtab + 24);
-  const uint64_t str_size = ReadImage<uint64_t>(strtab + 32);
-  if (ReadImage<uint32_t>(strtab + 4) != kShtStrtab || !InImage(str_off, str_size, n)) {
-    return arch;
-  }
+  CubinSections sections;
+  if (!sections.Open(d, n) || sections.str_type != kShtStrtab) return arch;
   static const char kNote[] = ".note.nv.tkinfo";  // compared with its NUL
-  for (uint16_t i = 0; i < h.shnum; ++i) {
-    const char* hdr = section(i);
-    const uint32_t name = ReadImage<uint32_t>(hdr);
-    if (!InImage(name, sizeof(kNote), str_size) ||
-        std::memcmp(d + str_off + name, kNote, sizeof(kNote)) != 0 ||
-        ReadImage<uint32_t>(hdr + 4) != kShtNote) {
+  for (uint16_t i = 0; i < sections.shnum; ++i) {
+    const char* hdr = sections.Header(i);
+    if (!sections.NameIs(hdr, kNote, sizeof(kNote)) || ReadImage<uint32_t>(hdr + 4) != kShtNote) {
       continue;
     }
     const uint64_t off = ReadImage<uint64_t>(hdr + 24), size = ReadImage<uint64_t>(hdr + 32);

@@ -81,25 +81,12 @@ inline bool ParseKernelInfo(const char* d, size_t n, std::vector<ParamSlot>* out
 inline bool CubinParamLayout(const char* d, size_t n, const std::string& kernel,
                              std::vector<ParamSlot>* out) {
   if (d == nullptr || n < 64 || !IsElf(d, n)) return false;
-  const ElfHeader h(d);
-  if (h.shentsize != 64 || h.shstrndx == 0 || h.shstrndx >= h.shnum ||
-      !InImage(h.shoff, uint64_t{h.shnum} * 64, n)) {
-    return false;
-  }
-  auto section = [&](uint64_t i) { return d + h.shoff + 64 * i; };
-  const char* strtab = section(h.shstrndx);
-  const uint64_t str_off = ReadImage<uint64_t>(strtab + 24);
-  const uint64_t str_size = ReadImage<uint64_t>(strtab + 32);
-  if (!InImage(str_off, str_size, n)) return false;
+  CubinSections sections;
+  if (!sections.Open(d, n)) return false;
   const std::string wanted = ".nv.info." + kernel;
-  for (uint16_t i = 0; i < h.shnum; ++i) {
-    const char* hdr = section(i);
-    const uint32_t name = ReadImage<uint32_t>(hdr);
-    // Compared with the NUL, so ".nv.info.add" does not match ".nv.info.add_one".
-    if (!InImage(name, wanted.size() + 1, str_size) ||
-        std::memcmp(d + str_off + name, wanted.c_str(), wanted.size() + 1) != 0) {
-      continue;
-    }
+  for (uint16_t i = 0; i < sections.shnum; ++i) {
+    const char* hdr = sections.Header(i);
+    if (!sections.NameIs(hdr, wanted.c_str(), wanted.size() + 1)) continue;
     const uint64_t off = ReadImage<uint64_t>(hdr + 24);
     const uint64_t size = ReadImage<uint64_t>(hdr + 32);
     if (!InImage(off, size, n)) return false;
