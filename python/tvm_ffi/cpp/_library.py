@@ -14,7 +14,7 @@ import hashlib
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .. import _log
@@ -172,7 +172,13 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     return plan, tools
 
 
-def _key(spec: Spec, ninja_text: str, tools: list[tuple[str, str]], root: Path, sources=()) -> str:
+def _key(
+    spec: Spec,
+    ninja_text: str,
+    tools: list[tuple[str, str]],
+    root: Path,
+    sources: Sequence[tuple[str, str]] = (),
+) -> str:
     import tvm_ffi
 
     hasher = _cache.KeyHasher()
@@ -357,13 +363,23 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
         os.close(dir_fd)
 
 
-def _entry(spec: Spec, root: Path, kind: str, tools_out: list[str]) -> tuple:
+def _entry(
+    spec: Spec, root: Path, kind: str, tools_out: list[str], sources: Sequence[tuple[str, str]] = ()
+) -> tuple:
     """``(spec, plan, ninja text, entry name, library file name)`` of ``spec``'s cache
-    entry, named ``<stem><kind>_<key>``; adds the tools of its key to ``tools_out``."""
+    entry, named ``<stem><kind>_<key>``; adds the tools of its key to ``tools_out``.
+    ``sources``: generated ``(file, text)`` C++ translation units the entry compiles
+    instead of the spec's (the launcher runtime's, see _launcher)."""
     plan, tools = _plan(spec, root)
+    if sources:
+        plan.sources = list(sources)
+        plan.compiles = [
+            _ninja.Compile(name, f"obj/{name.rsplit('.', 1)[0]}.o", cuda=False)
+            for name, _ in sources
+        ]
     tools_out += [tool for _, tool in tools]
     ninja_text = _ninja.render(plan)
-    key = _key(spec, ninja_text, tools, root)
+    key = _key(spec, ninja_text, tools, root, plan.sources)
     library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
     return spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library
 
@@ -385,16 +401,8 @@ def _runtime_entry(spec: Spec, root: Path, tools_out: list[str]) -> tuple:
     """The cache entry of the launcher's runtime parts (see _launcher), as _entry's."""
     from . import _launcher
 
-    plan, tools = _plan(spec, root)
-    tools_out += [tool for _, tool in tools]
-    parts = _launcher.PARTS
-    plan.sources = [(f"launcher_part{part}.cc", _launcher.part_source(part)) for part in parts]
-    plan.compiles = [
-        _ninja.Compile(name, f"obj/{name[: -len('.cc')]}.o", cuda=False) for name, _ in plan.sources
-    ]
-    ninja_text = _ninja.render(plan)
-    key = _key(spec, ninja_text, tools, root, plan.sources)
-    return spec, plan, ninja_text, f"{spec.stem}_{key}", plan.output.rsplit("/", 1)[-1]
+    parts = [(f"launcher_part{part}.cc", _launcher.part_source(part)) for part in _launcher.PARTS]
+    return _entry(spec, root, "", tools_out, parts)
 
 
 def _two_level(
