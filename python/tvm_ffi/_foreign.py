@@ -15,7 +15,7 @@ from typing import Callable, TypeVar
 
 from . import _elf
 
-__all__ = ["apache_evidence", "load_checked"]
+__all__ = ["apache_evidence", "load_checked", "vet"]
 
 T = TypeVar("T")
 _RUNTIME = re.compile(r"libtvm_ffi\.so(\.\d+)*\Z")
@@ -37,6 +37,15 @@ def apache_evidence(path: str) -> str | None:
     return " and ".join(parts) or None
 
 
+def vet(path: str) -> str | None:
+    """apache_evidence(path), remembering a pass so that loading the file later skips the
+    check (a JIT build vets its library before recording it, then loads it)."""
+    evidence = apache_evidence(path)
+    if evidence is None and os.path.isfile(path):
+        _CHECKED.add(path)
+    return evidence
+
+
 def _error(path: str, evidence: str) -> OSError:
     return OSError(
         f"cannot load library '{path}': it was built against apache-tvm-ffi's binary ABI "
@@ -50,11 +59,9 @@ def load_checked(load: Callable[[str], T], path: str) -> T:
     """``load(path)``, refusing an apache-tvm-ffi library first (with OSError); once a path
     passed, the check costs a set lookup."""
     if path not in _CHECKED:
-        evidence = apache_evidence(path)
+        evidence = vet(path)
         if evidence is not None:
             raise _error(path, evidence)
-        if os.path.isfile(path):
-            _CHECKED.add(path)
     try:
         return load(path)
     except OSError:
