@@ -49,6 +49,13 @@ static int64_t CurrentDevice() {
   return device;
 }
 
+// The driver's current context while the function runs, as an integer.
+static int64_t CurrentContext() {
+  void* ctx = nullptr;
+  if (Driver<int (*)(void**)>("cuCtxGetCurrent")(&ctx) != 0) return -1;
+  return reinterpret_cast<int64_t>(ctx);
+}
+
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(noop3, [](TensorView, TensorView, TensorView) {});
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(device_of, [](TensorView t) {
   return std::vector<int64_t>{t.device().device_type, t.device().device_id};
@@ -59,6 +66,8 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(stream_of, [](TensorView, int64_t type, int64_t id
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(stream_without_tensor, Stream);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_device, []() { return CurrentDevice(); });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_device_with, [](TensorView) { return CurrentDevice(); });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_context, []() { return CurrentContext(); });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_context_with, [](TensorView) { return CurrentContext(); });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_device_with2, [](TensorView, TensorView) {
   return CurrentDevice();
 });
@@ -156,6 +165,27 @@ def test_no_device_guard_cost_for_cpu_calls(mod):
     torch.zeros(1, device="cuda")  # make a context current on this thread
     before = mod.current_device()
     assert mod.current_device_with(torch.zeros(1)) == before
+
+
+def test_device_guard_enters_the_primary_context_and_back(mod):
+    # One GPU's stand-in for the two-GPU test below: with a context that is not the
+    # device's primary one current (as another device's would be), a CUDA tensor argument
+    # makes its device's primary context current for the call, and the caller's comes back.
+    import ctypes
+
+    driver = ctypes.CDLL("libcuda.so.1")
+    x = torch.zeros(4, device="cuda")
+    primary, other = ctypes.c_void_p(), ctypes.c_void_p()
+    assert driver.cuCtxGetCurrent(ctypes.byref(primary)) == 0 and primary.value
+    assert driver.cuCtxCreate_v2(ctypes.byref(other), 0, 0) == 0  # pushed: now current
+    try:
+        assert mod.current_context() == other.value  # no tensor: no switch
+        assert mod.current_context_with(x) == primary.value
+        assert mod.current_context() == other.value  # restored
+        assert mod.current_context_with(torch.zeros(1)) == other.value  # CPU: untouched
+    finally:
+        assert driver.cuCtxDestroy_v2(other) == 0
+        assert driver.cuCtxSetCurrent(primary) == 0
 
 
 @pytest.mark.skipif(
