@@ -167,25 +167,16 @@ def test_no_device_guard_cost_for_cpu_calls(mod):
     assert mod.current_device_with(torch.zeros(1)) == before
 
 
-def test_device_guard_enters_the_primary_context_and_back(mod):
+def test_device_guard_enters_the_primary_context_and_back(mod, foreign_context):
     # One GPU's stand-in for the two-GPU test below: with a context that is not the
     # device's primary one current (as another device's would be), a CUDA tensor argument
     # makes its device's primary context current for the call, and the caller's comes back.
-    import ctypes
-
-    driver = ctypes.CDLL("libcuda.so.1")
     x = torch.zeros(4, device="cuda")
-    primary, other = ctypes.c_void_p(), ctypes.c_void_p()
-    assert driver.cuCtxGetCurrent(ctypes.byref(primary)) == 0 and primary.value
-    assert driver.cuCtxCreate_v2(ctypes.byref(other), 0, 0) == 0  # pushed: now current
-    try:
-        assert mod.current_context() == other.value  # no tensor: no switch
-        assert mod.current_context_with(x) == primary.value
-        assert mod.current_context() == other.value  # restored
-        assert mod.current_context_with(torch.zeros(1)) == other.value  # CPU: untouched
-    finally:
-        assert driver.cuCtxDestroy_v2(other) == 0
-        assert driver.cuCtxSetCurrent(primary) == 0
+    with foreign_context() as ctx:
+        assert mod.current_context() == ctx.other  # no tensor: no switch
+        assert mod.current_context_with(x) == ctx.primary
+        assert mod.current_context() == ctx.other  # restored
+        assert mod.current_context_with(torch.zeros(1)) == ctx.other  # CPU: untouched
 
 
 @pytest.mark.skipif(

@@ -391,23 +391,15 @@ def test_jax_inputs(mod):
     torch.testing.assert_close(out, torch.arange(1000, device="cuda", dtype=torch.float32) + 1)
 
 
-def test_launch_from_another_context_enters_the_tensors_and_restores(mod):
+def test_launch_from_another_context_enters_the_tensors_and_restores(mod, foreign_context):
     # One GPU's stand-in for the second-GPU case below: a context that is not the device's
     # primary one is current (as the other device's would be); the launch must run in the
     # tensors' primary context and leave the caller's context current afterwards.
-    driver = ctypes.CDLL("libcuda.so.1")
     a, b, out = _inputs(1000)
-    saved, other, during = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
-    assert driver.cuCtxGetCurrent(ctypes.byref(saved)) == 0 and saved.value
-    assert driver.cuCtxCreate_v2(ctypes.byref(other), 0, 0) == 0  # pushed: now current
-    try:
+    with foreign_context() as ctx:
         mod["add"][4, 256](a, b, out, 1000)
         mod["add"].launch(4, 256, (a, b, out, 1000), stream=0)
-        assert driver.cuCtxGetCurrent(ctypes.byref(during)) == 0
-        assert during.value == other.value
-    finally:
-        assert driver.cuCtxDestroy_v2(other) == 0
-        assert driver.cuCtxSetCurrent(saved) == 0
+        assert ctx.current() == ctx.other
     torch.cuda.synchronize()
     torch.testing.assert_close(out, a + b)
 
