@@ -11,7 +11,8 @@ import shutil
 from glob import glob
 
 from pybind11.setup_helpers import Pybind11Extension
-from setuptools import setup
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -80,4 +81,33 @@ ext = Pybind11Extension(
     libraries=["dl"],
 )
 
-setup(ext_modules=[ext], cmdclass={"build_py": BuildPyWithData})
+# ---- libtvm_ffi.so: the process-wide registry (src/lib), a plain C++ shared library ----
+# Shipped as tvm_ffi/lib/libtvm_ffi.so so that `-L<dir> -ltvm_ffi` links against it; the soname
+# lets a library that lists it as DT_NEEDED reuse the copy tvm_ffi._core already loaded.
+LIBTVM_FFI = "tvm_ffi.lib.libtvm_ffi"
+libtvm_ffi = Extension(
+    LIBTVM_FFI,
+    sorted(glob("src/lib/*.cc")),
+    include_dirs=["include"],
+    depends=["include/tvm/ffi/c_api.h"],
+    language="c++",  # linked by the C++ driver: it needs libstdc++
+    extra_compile_args=["-std=c++17", "-O2", "-fvisibility=hidden"],
+    extra_link_args=["-Wl,-soname,libtvm_ffi.so"],
+)
+
+
+class BuildExtWithLib(build_ext):
+    """build_ext that names libtvm_ffi plainly (an extension module gets a cpython suffix)."""
+
+    def get_ext_filename(self, fullname: str) -> str:
+        # Asked with the full dotted name or, by get_ext_fullpath, with its last part only.
+        parts = fullname.split(".")
+        if parts[-1] == LIBTVM_FFI.rsplit(".", 1)[-1]:
+            return os.path.join(*parts) + ".so"
+        return super().get_ext_filename(fullname)
+
+
+setup(
+    ext_modules=[ext, libtvm_ffi],
+    cmdclass={"build_py": BuildPyWithData, "build_ext": BuildExtWithLib},
+)

@@ -19,9 +19,9 @@ TYPE_CHECKING = False
 def _refuse_mixed_install() -> None:
     # apache-tvm-ffi installs the same import package, `tvm_ffi`: pip puts both
     # distributions' files in one folder, each overwriting the other's. Files only apache
-    # ships tell; two stats keep the import cheap.
+    # ships tell (both ship lib/libtvm_ffi.so); two stats keep the import cheap.
     here = os.path.dirname(os.path.abspath(__file__))
-    for marker in ("_ffi_api.py", os.path.join("lib", "libtvm_ffi.so")):
+    for marker in ("_ffi_api.py", "_dunder.py"):
         if os.path.exists(os.path.join(here, marker)):
             raise ImportError(
                 f"tvm_ffi in {here} mixes two distributions: tvm-ffi-cubin and "
@@ -40,24 +40,35 @@ if TYPE_CHECKING:
 
     from . import config, cpp, libinfo, utils  # noqa: F401
     from ._core import Tensor
+    from ._dlpack import DLDeviceType, Shape, from_dlpack
+    from ._object import Object, get_global_func, register_global_func, register_object
     from ._stream import Device, device, get_raw_stream, use_raw_stream, use_torch_stream
     from .module import Function, Module, load_module
 
 __all__ = [
+    "DLDeviceType",
     "Device",
     "Function",
     "Module",
+    "Object",
+    "Shape",
     "Tensor",
     "__version__",
     "device",
+    "from_dlpack",
+    "get_global_func",
     "get_raw_stream",
     "load_module",
+    "register_global_func",
+    "register_object",
     "use_raw_stream",
     "use_torch_stream",
 ]
 
 _FROM_MODULE = ("Function", "Module", "load_module")
 _FROM_STREAM = ("Device", "device", "get_raw_stream", "use_raw_stream", "use_torch_stream")
+_FROM_OBJECT = ("Object", "get_global_func", "register_global_func", "register_object")
+_FROM_DLPACK = ("DLDeviceType", "Shape", "from_dlpack")
 _SUBPACKAGES = ("config", "cpp", "cuda", "libinfo", "utils")
 
 
@@ -66,6 +77,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(".module", __name__), name)
     elif name in _FROM_STREAM:
         value = getattr(importlib.import_module("._stream", __name__), name)
+    elif name in _FROM_OBJECT:
+        value = getattr(importlib.import_module("._object", __name__), name)
+    elif name in _FROM_DLPACK:
+        value = getattr(importlib.import_module("._dlpack", __name__), name)
     elif name == "Tensor":
         value = importlib.import_module("._core", __name__).Tensor
     elif name in _SUBPACKAGES:

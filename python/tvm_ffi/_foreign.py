@@ -2,9 +2,10 @@
 
 apache-tvm-ffi's libraries export ``__tvm_ffi_<name>`` like ours, but with another entry
 signature, and call into its runtime library ``libtvm_ffi.so`` (``TVMFFIErrorSetRaisedFromCStr``
-and friends). This package ships no such library and no header of it leaves a ``TVMFFI*``
-symbol undefined, so either trace is proof. Calling such an entry with our convention could
-only fail obscurely; load_module names the cause instead.
+and friends). Our ``libtvm_ffi.so`` (same name) defines only the registry of ABI version 3,
+and no header of ours leaves any other ``TVMFFI*`` symbol undefined: an import of another
+one is proof, and linking ``libtvm_ffi.so`` is named beside it. Calling such an entry with
+our convention could only fail obscurely; load_module names the cause instead.
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ __all__ = ["apache_evidence", "load_checked", "vet"]
 
 T = TypeVar("T")
 _RUNTIME = re.compile(r"libtvm_ffi\.so(\.\d+)*\Z")
+# What our libtvm_ffi.so defines (c_api.h): libraries reach these through weak references.
+_REGISTRY = frozenset(
+    {
+        "TVMFFIFunctionSetGlobal",
+        "TVMFFIFunctionGetGlobal",
+        "TVMFFIFunctionListGlobalNames",
+        "TVMFFITypeSetMember",
+        "TVMFFITypeGetMember",
+    }
+)
 # Paths found to be ours: a cache hit costs one dict lookup. A file rebuilt in place is
 # checked again when loading it fails (the usual fate of an apache-built library here).
 _CHECKED: set[str] = set()
@@ -26,15 +37,13 @@ _CHECKED: set[str] = set()
 
 def apache_evidence(path: str) -> str | None:
     """What marks ``path`` as built against apache-tvm-ffi, or None."""
+    imported = sorted(set(_elf.imported_symbols(path, b"TVMFFI") or ()) - _REGISTRY)
+    if not imported:
+        return None
     needed = [lib for lib in _elf.needed_libraries(path) or () if _RUNTIME.match(lib)]
-    imported = sorted(set(_elf.imported_symbols(path, b"TVMFFI") or ()))
-    parts = []
-    if needed:
-        parts.append(f"it links {needed[0]}")
-    if imported:
-        shown = ", ".join(imported[:3]) + (", ..." if len(imported) > 3 else "")
-        parts.append(f"it calls {shown} from apache-tvm-ffi's runtime")
-    return " and ".join(parts) or None
+    shown = ", ".join(imported[:3]) + (", ..." if len(imported) > 3 else "")
+    calls = f"it calls {shown} from apache-tvm-ffi's runtime"
+    return f"it links {needed[0]} and {calls}" if needed else calls
 
 
 def vet(path: str) -> str | None:

@@ -2,7 +2,9 @@
 
 ``find_include_path()`` and ``find_dlpack_include_path()`` give the directories to add with
 ``-I`` (here both are the package's one include directory, which holds ``tvm/ffi/...`` and
-``dlpack/dlpack.h``). There is no runtime library to find: ``find_libtvm_ffi()`` says so.
+``dlpack/dlpack.h``). ``find_libtvm_ffi()`` gives the path of ``libtvm_ffi.so``, the small
+library holding the process-wide registry of global functions and object types (ABI version
+3): link with ``-L<its folder> -ltvm_ffi`` (optional: libraries reach it through weak symbols).
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ def include_paths() -> list[str]:
 
 
 def find_libtvm_ffi() -> str:
-    """apache-tvm-ffi's runtime library; this package has none, so this always raises."""
-    raise RuntimeError(
-        "tvm-ffi-cubin has no libtvm_ffi shared library: its C++ API is header-only, so there "
-        f"is nothing to link or load (headers: {find_include_path()}{os.sep}tvm{os.sep}ffi)"
-    )
+    """Path of the package's ``libtvm_ffi.so`` (the global registry; see docs/abi.md)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libtvm_ffi.so")
+    if not os.path.isfile(path):
+        raise RuntimeError(
+            f"libtvm_ffi.so is missing from this tvm_ffi installation (looked for {path}); "
+            "reinstall the package: `pip install --force-reinstall tvm-ffi-cubin`"
+        )
+    return path

@@ -13,6 +13,7 @@
 
 #include "call_frame.h"
 #include "cuda_guard.h"
+#include "object.h"
 #include "type_cache.h"
 
 namespace tvm_ffi_py {
@@ -243,8 +244,12 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
       out->size = 0;
       return 0;
     }
-    case ArgKind::kUnsupported:
+    case ArgKind::kUnsupported: {
+      // Objects and callables (ABI version 3); only types nothing else claimed get here.
+      const int rc = ObjectArg(frame, obj, out);
+      if (rc <= 0) return rc;
       break;
+    }
   }
   // The callee knows what it expected and raises the TypeError naming both.
   const char* name = ShortTypeName(type);
@@ -255,9 +260,10 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
   return 0;
 }
 
-PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf,
-                             PyObject* kwnames) {
-  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
+// The call of both kinds of Function; `invoke` runs the callee with the converted arguments.
+template <typename Invoke>
+inline PyObject* CallFunction(FunctionObject* self, PyObject* const* args, size_t nargsf,
+                              PyObject* kwnames, Invoke invoke) {
   if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
     PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", self->name);
     return nullptr;
@@ -306,10 +312,30 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   CudaDeviceGuard guard;
   frame.guard = &guard;
   if (frame.cuda_device >= 0 && !guard.Enter(frame.cuda_device)) return nullptr;
-  int rc = self->entry(&ctx, packed, static_cast<int32_t>(nargs), &result);
+  int rc = invoke(&ctx, packed, static_cast<int32_t>(nargs), &result);
   // Producers' deleters run before we build the result or the exception.
   frame.RunCleanups();
   return FinishCall(frame, rc, &result);
+}
+
+PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
+  return CallFunction(self, args, nargsf, kwnames,
+                      [self](const TVMFFICallContext* ctx, const TVMFFIAny* packed,
+                             int32_t nargs, TVMFFIResult* result) {
+                        return self->entry(ctx, packed, nargs, result);
+                      });
+}
+
+PyObject* RefFunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf,
+                                PyObject* kwnames) {
+  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
+  return CallFunction(self, args, nargsf, kwnames,
+                      [self](const TVMFFICallContext* ctx, const TVMFFIAny* packed,
+                             int32_t nargs, TVMFFIResult* result) {
+                        return self->ref->type->call(self->ref, ctx, packed, nargs, result);
+                      });
 }
 
 void FunctionDealloc(PyObject* self_obj) {
@@ -318,6 +344,7 @@ void FunctionDealloc(PyObject* self_obj) {
   Py_XDECREF(self->name_obj);
   Py_XDECREF(self->signature);
   Py_XDECREF(self->doc);
+  if (self->ref != nullptr) self->ref->type->dec_ref(self->ref);
   type->tp_free(self_obj);
   Py_DECREF(type);  // instances of a heap type own a reference to it
 }
@@ -436,6 +463,7 @@ PyObject* NewFunction(TVMFFIFunctionEntry entry, const TVMFFIFunctionInfo* info,
   self->info = info;
   self->signature = nullptr;
   self->doc = nullptr;
+  self->ref = nullptr;
   self->name_obj = PyUnicode_FromString(name);
   const char* sig = info->signature != nullptr ? info->signature : name;
   if (self->name_obj != nullptr) self->signature = PyUnicode_FromString(sig);
@@ -445,6 +473,24 @@ PyObject* NewFunction(TVMFFIFunctionEntry entry, const TVMFFIFunctionInfo* info,
   }
   self->name = PyUnicode_AsUTF8(self->name_obj);
   return reinterpret_cast<PyObject*>(self);
+}
+
+PyObject* NewRefFunction(TVMFFIRefObject* ref, const char* name) {
+  // A function object states no arity nor signature: its calls are checked by the callee.
+  static const TVMFFIFunctionInfo kInfo = {TVM_FFI_ABI_VERSION, -1, "", nullptr};
+  PyObject* func = NewFunction(nullptr, &kInfo, name);
+  if (func == nullptr) {
+    ref->type->dec_ref(ref);
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<FunctionObject*>(func);
+  self->ref = ref;
+  self->vectorcall = RefFunctionVectorcall;
+  return func;
+}
+
+bool IsFunction(PyObject* obj) {
+  return g_function_type != nullptr && Py_TYPE(obj) == g_function_type;
 }
 
 }  // namespace tvm_ffi_py

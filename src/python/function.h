@@ -18,6 +18,9 @@ struct FunctionObject {
   PyObject* name_obj;              // str
   PyObject* signature;             // str: "add_one(Tensor, Tensor) -> None"
   PyObject* doc;                   // set by load_inline(functions={name: doc}); NULL: signature
+  // A function object (ABI version 3) called through ref->type->call, owned; NULL for an
+  // exported entry.
+  TVMFFIRefObject* ref;
 };
 
 /*! \brief Ready the type; returns it (borrowed) or NULL with an error set. */
@@ -25,6 +28,12 @@ PyTypeObject* InitFunctionType();
 
 /*! \brief A new Function, or NULL with an error set. */
 PyObject* NewFunction(TVMFFIFunctionEntry entry, const TVMFFIFunctionInfo* info, const char* name);
+
+/*! \brief A new Function over a function object; takes over `ref` (also on failure). */
+PyObject* NewRefFunction(TVMFFIRefObject* ref, const char* name);
+
+/*! \brief Whether `obj` is a tvm_ffi.Function. */
+bool IsFunction(PyObject* obj);
 
 }  // namespace tvm_ffi_py
 

@@ -185,8 +185,9 @@ PyObject* Library::GetFunction(const std::string& name) {
                  name.c_str(), path_.c_str());
     return nullptr;
   }
-  // Version 1 is a subset of version 2 (it never reads the allocator nor returns the new codes).
-  if (info->abi_version != TVM_FFI_ABI_VERSION && info->abi_version != 1) {
+  // Each version is a subset of the next (an older library never reads nor returns what came
+  // later), so every version up to ours is accepted.
+  if (info->abi_version < 1 || info->abi_version > TVM_FFI_ABI_VERSION) {
     PyErr_Format(PyExc_RuntimeError,
                  "function '%s' in '%s' was built for TVM-FFI ABI version %d, but this "
                  "tvm_ffi speaks ABI version %d; rebuild the library against this tvm_ffi's "

@@ -8,6 +8,7 @@
 
 #include "function.h"
 #include "library.h"
+#include "object.h"
 #include "tensor_result.h"
 #include "type_cache.h"
 
@@ -58,6 +59,8 @@ Module LoadModule(const py::object& path) {
         PyBytes_AsString(fspath.ptr()), PyBytes_Size(fspath.ptr())));
     if (!fspath) throw py::error_already_set();
   }
+  // The registry first: the library's weak references to it bind at load time.
+  if (EnsureRegistry() == nullptr) throw py::error_already_set();
   std::shared_ptr<Library> library = LoadLibrary(fspath.cast<std::string>());
   if (!library) throw py::error_already_set();
   return Module(std::move(library));
@@ -77,6 +80,19 @@ PYBIND11_MODULE(_core, m) {
   PyTypeObject* tensor_type = tvm_ffi_py::InitTensorType();
   if (tensor_type == nullptr) throw py::error_already_set();
   m.attr("Tensor") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(tensor_type));
+  PyTypeObject* object_type = tvm_ffi_py::InitObjectType();
+  if (object_type == nullptr || tvm_ffi_py::AddObjectFunctions(m.ptr()) != 0) {
+    throw py::error_already_set();
+  }
+  m.def(
+      "from_dlpack",
+      [](py::object obj) {
+        PyObject* out = tvm_ffi_py::TensorFromDLPack(obj.ptr());
+        if (out == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(out);
+      },
+      py::arg("obj"), "A tvm_ffi.Tensor sharing the memory of a __dlpack__ producer.");
+  m.attr("Object") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(object_type));
 
   // dynamic_attr: a function found by __getattr__ is stored in the instance __dict__, so the
   // next `mod.name` is a plain attribute hit and never reaches __getattr__ again.

@@ -3,6 +3,7 @@
 
 #include "call_frame.h"
 #include "function.h"
+#include "object.h"
 #include "tensor_result.h"
 
 namespace tvm_ffi_py {
@@ -54,13 +55,14 @@ void RaiseError(const CallFrame& frame, const TVMFFIAny& value) {
   Py_DECREF(exc);
 }
 
-// Releases the managed tensors of elements [from, n) of a container that failed part way.
+// Releases the managed tensors and objects of elements [from, n) of a container that failed
+// part way.
 void ReleaseRest(const TVMFFIAny* items, int64_t from, int64_t n) {
   for (int64_t i = from; i < n; ++i) ReleaseManagedTensors(items[i]);
 }
 
-// Converts a result value. Takes ownership of every managed tensor inside it, also when it
-// fails (then the ones not converted are released).
+// Converts a result value. Takes ownership of every managed tensor and object inside it, also
+// when it fails (then the ones not converted are released).
 PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
   switch (v.type_code) {
     case kTVMFFINone:
@@ -83,6 +85,8 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
       return PyLong_FromVoidPtr(v.v_ptr);
     case kTVMFFIDLManagedTensor:
       return ManagedTensorToPython(frame, static_cast<DLManagedTensorVersioned*>(v.v_ptr));
+    case kTVMFFIRefObject:  // a new reference, which the wrapper takes over
+      return WrapRef(static_cast<TVMFFIRefObject*>(v.v_ptr), nullptr);
     case kTVMFFIDLTensorPtr:
       // A borrowed argument returned (`Tensor f(Tensor x) { return x; }`): hand back the
       // caller's own object. Only the pointers are compared; nothing is dereferenced.
@@ -167,10 +171,17 @@ PyObject* ExceptionForKind(const char* kind) {
       {"NotImplementedError", &PyExc_NotImplementedError},
       {"MemoryError", &PyExc_MemoryError},
   };
-  if (kind != nullptr) {
-    for (const Entry& e : kTable) {
-      if (std::strcmp(kind, e.kind) == 0) return *e.type;
-    }
+  if (kind == nullptr) return PyExc_RuntimeError;
+  for (const Entry& e : kTable) {
+    if (std::strcmp(kind, e.kind) == 0) return *e.type;
+  }
+  // Any other builtin exception by name (a Python function's ZeroDivisionError that came back
+  // through C++); only on the error path.
+  PyObject* type = PyDict_GetItemString(PyEval_GetBuiltins(), kind);  // borrowed
+  if (type != nullptr && PyType_Check(type) &&
+      PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type),
+                       reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+    return type;
   }
   return PyExc_RuntimeError;
 }

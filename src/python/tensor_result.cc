@@ -340,10 +340,102 @@ PyObject* ManagedTensorToPython(const CallFrame& frame, DLManagedTensorVersioned
   return reinterpret_cast<PyObject*>(t);
 }
 
+namespace {
+
+// A producer's legacy (pre-1.0) DLManagedTensor seen as a versioned one: the versioned
+// deleter releases the legacy tensor.
+struct LegacyAdapter {
+  DLManagedTensorVersioned versioned;
+  DLManagedTensor* legacy;
+
+  static void Delete(DLManagedTensorVersioned* self) {
+    auto* adapter = static_cast<LegacyAdapter*>(self->manager_ctx);
+    if (adapter->legacy->deleter != nullptr) adapter->legacy->deleter(adapter->legacy);
+    delete adapter;
+  }
+};
+
+// The managed tensor inside a capsule from __dlpack__, which we then own (the capsule is
+// renamed "used_*" as the protocol asks); NULL with an error set.
+DLManagedTensorVersioned* TakeCapsule(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+    auto* managed =
+        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, "dltensor_versioned"));
+    if (managed == nullptr || PyCapsule_SetName(capsule, "used_dltensor_versioned") != 0) {
+      return nullptr;
+    }
+    return managed;
+  }
+  if (PyCapsule_IsValid(capsule, "dltensor")) {
+    auto* legacy = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+    auto* adapter = new (std::nothrow) LegacyAdapter{};
+    if (legacy == nullptr || adapter == nullptr) {
+      delete adapter;
+      if (!PyErr_Occurred()) PyErr_NoMemory();
+      return nullptr;
+    }
+    if (PyCapsule_SetName(capsule, "used_dltensor") != 0) {
+      delete adapter;
+      return nullptr;
+    }
+    adapter->legacy = legacy;
+    adapter->versioned.version = {1, 0};
+    adapter->versioned.manager_ctx = adapter;
+    adapter->versioned.deleter = LegacyAdapter::Delete;
+    adapter->versioned.dl_tensor = legacy->dl_tensor;
+    return &adapter->versioned;
+  }
+  PyErr_Format(PyExc_TypeError, "from_dlpack: __dlpack__() returned %s, not a DLPack capsule",
+               Py_TYPE(capsule)->tp_name);
+  return nullptr;
+}
+
+}  // namespace
+
+PyObject* TensorFromDLPack(PyObject* obj) {
+  if (PyObject_TypeCheck(obj, InitTensorType())) {
+    Py_INCREF(obj);
+    return obj;
+  }
+  PyObject* method = PyObject_GetAttrString(obj, "__dlpack__");
+  if (method == nullptr) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "from_dlpack: a %s has no __dlpack__ method",
+                 Py_TYPE(obj)->tp_name);
+    return nullptr;
+  }
+  // DLPack 1.x first; producers that predate max_version reject the keyword.
+  PyObject* kwargs = Py_BuildValue("{s:(ii)}", "max_version", 1, 0);
+  PyObject* empty = PyTuple_New(0);
+  PyObject* capsule =
+      kwargs != nullptr && empty != nullptr ? PyObject_Call(method, empty, kwargs) : nullptr;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  if (capsule == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    capsule = PyObject_CallNoArgs(method);
+  }
+  Py_DECREF(method);
+  if (capsule == nullptr) return nullptr;
+  DLManagedTensorVersioned* managed = TakeCapsule(capsule);
+  Py_DECREF(capsule);
+  if (managed == nullptr) return nullptr;
+  auto* t = PyObject_New(TensorObject, g_tensor_type);
+  if (t == nullptr) {
+    if (managed->deleter != nullptr) managed->deleter(managed);
+    return nullptr;
+  }
+  t->managed = managed;
+  return reinterpret_cast<PyObject*>(t);
+}
+
 void ReleaseManagedTensors(const TVMFFIAny& v) {
   if (v.type_code == kTVMFFIDLManagedTensor) {
     auto* managed = static_cast<DLManagedTensorVersioned*>(v.v_ptr);
     if (managed != nullptr && managed->deleter != nullptr) managed->deleter(managed);
+  } else if (v.type_code == kTVMFFIRefObject) {
+    auto* ref = static_cast<TVMFFIRefObject*>(v.v_ptr);
+    if (ref != nullptr) ref->type->dec_ref(ref);
   } else if (v.type_code == kTVMFFIArray || v.type_code == kTVMFFIMap) {
     const int64_t n = v.type_code == kTVMFFIMap ? 2 * v.size : v.size;
     for (int64_t i = 0; i < n; ++i) ReleaseManagedTensors(v.v_array[i]);

@@ -22,7 +22,13 @@ PyTypeObject* InitTensorType();
  */
 PyObject* ManagedTensorToPython(const CallFrame& frame, DLManagedTensorVersioned* managed);
 
-/*! \brief Releases every managed tensor inside a result that will not be converted. */
+/*!
+ * \brief tvm_ffi.from_dlpack: a tvm_ffi.Tensor sharing the memory of any __dlpack__ producer
+ *  (a tvm_ffi.Tensor comes back as itself); NULL with an error set.
+ */
+PyObject* TensorFromDLPack(PyObject* obj);
+
+/*! \brief Releases every managed tensor and object inside a result that will not be converted. */
 void ReleaseManagedTensors(const TVMFFIAny& v);
 
 }  // namespace tvm_ffi_py

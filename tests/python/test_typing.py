@@ -62,7 +62,7 @@ def _stub_names() -> dict[str, set[str]]:
 
 def test_stub_matches_the_compiled_core():
     stub = _stub_names()
-    classes = ["Function", "Module", "Tensor", "CubinKernel"]
+    classes = ["Function", "Module", "Object", "Tensor", "CubinKernel"]
     if not _core._cuda_available:  # a build without cuda.h has no tvm_ffi.cuda kernel type
         stub[""].discard("CubinKernel")
         classes.remove("CubinKernel")
