@@ -17,10 +17,11 @@ extern "C" {
 
 /*!
  * \brief Bumped when the structs or the entry signature below change. Version 2 added the
- *  map and managed-tensor type codes and TVMFFICallContext::alloc_tensor; a version-1
- *  library never reads or returns either, so callers may keep accepting it.
+ *  map and managed-tensor type codes and TVMFFICallContext::alloc_tensor; version 3 the
+ *  object type code (functions, modules, user objects) and the global registry. A library of
+ *  an older version never reads or returns what came later, so callers may keep accepting it.
  */
-#define TVM_FFI_ABI_VERSION 2
+#define TVM_FFI_ABI_VERSION 3
 
 /*! \brief Every exported function `name` is the symbol `__tvm_ffi_<name>`. */
 #define TVM_FFI_SYMBOL_PREFIX "__tvm_ffi_"
@@ -41,8 +42,10 @@ typedef enum {
   kTVMFFIError = 9,       /* results only: v_ptr is a const TVMFFIErrorInfo* */
   kTVMFFIUnsupported = 10, /* arguments only: the caller could not convert it; v_str names its type */
   kTVMFFIMap = 11,         /* v_array: 2 * size elements, key then value; size: entry count */
-  kTVMFFIDLManagedTensor = 12 /* results only: v_ptr is a DLManagedTensorVersioned* that the
-                                 receiver owns and must release with its deleter, exactly once */
+  kTVMFFIDLManagedTensor = 12, /* results only: v_ptr is a DLManagedTensorVersioned* that the
+                                  receiver owns and must release with its deleter, exactly once */
+  kTVMFFIRefObject = 13 /* v_ptr: a TVMFFIRefObject*. An argument is borrowed for the call; a
+                           result is a new reference the receiver releases (type->dec_ref) */
 } TVMFFITypeCode;
 
 #define TVM_FFI_ARRAY_IS_TUPLE 1
@@ -103,6 +106,46 @@ typedef struct TVMFFICallContext {
   int (*alloc_tensor)(void* handle, DLTensor* prototype, DLManagedTensorVersioned** out);
 } TVMFFICallContext;
 
+/* ---- reference-counted objects: functions, modules, user objects (ABI version 3) ---- */
+
+/*! \brief type->flags: the object can be called (type->call is set). */
+#define TVM_FFI_OBJECT_IS_FUNCTION 1
+/*! \brief type->flags: the object answers type->get_function (a module). */
+#define TVM_FFI_OBJECT_IS_MODULE 2
+/*!
+ * \brief type->flags: the object is a C++ tvm::ffi::Object of this ABI version laid out by
+ * tvm/ffi/object.h, so C++ code may reach it through its Object base.
+ */
+#define TVM_FFI_OBJECT_IS_CXX 4
+
+struct TVMFFIRefObject;
+
+/*!
+ * \brief What an object is and how to use it. Static storage in the library that made the
+ * object: that library stays loaded while any of its objects is alive.
+ */
+typedef struct TVMFFIObjectType {
+  int32_t abi_version;
+  int32_t flags;          /* TVM_FFI_OBJECT_IS_* */
+  const char* type_key;   /* e.g. "ffi.Function", "ffi.Module", "sgl.NgramCorpus" */
+  void (*inc_ref)(struct TVMFFIRefObject* self);
+  /* Drops a reference; the last one destroys the object. */
+  void (*dec_ref)(struct TVMFFIRefObject* self);
+  /* Functions: the same contract as a TVMFFIFunctionEntry (0, or -1 with an error result). */
+  int (*call)(struct TVMFFIRefObject* self, const TVMFFICallContext* ctx, const TVMFFIAny* args,
+              int32_t num_args, TVMFFIResult* result);
+  /*
+   * Modules: looks up a function by name. 0 with result->value a kTVMFFIRefObject function (a
+   * new reference) or kTVMFFINone when there is none; -1 with an error result.
+   */
+  int (*get_function)(struct TVMFFIRefObject* self, const char* name, TVMFFIResult* result);
+} TVMFFIObjectType;
+
+/*! \brief The header every object starts its C view with. */
+typedef struct TVMFFIRefObject {
+  const TVMFFIObjectType* type;
+} TVMFFIRefObject;
+
 /*! \brief Static description of one exported function (see TVM_FFI_QUERY_INFO). */
 typedef struct TVMFFIFunctionInfo {
   int32_t abi_version;
@@ -121,6 +164,45 @@ typedef struct TVMFFIFunctionInfo {
  */
 typedef int (*TVMFFIFunctionEntry)(const TVMFFICallContext* ctx, const TVMFFIAny* args,
                                    int32_t num_args, TVMFFIResult* result);
+
+/*
+ * ---- the process-wide registry (ABI version 3), defined by libtvm_ffi.so ----
+ * Global functions by name, and the constructor and methods of object types by type key.
+ * Declared weak: a library that does not link libtvm_ffi still loads, and finds the registry
+ * when libtvm_ffi.so is already loaded into the global scope (the Python package loads it
+ * before any library it loads) or sees a NULL address (TVMFFIRegistryAvailable() is false).
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define TVM_FFI_REGISTRY_API __attribute__((weak))
+#else
+#define TVM_FFI_REGISTRY_API
+#endif
+
+/*!
+ * \brief Registers `func` (a function object; the registry takes its own reference) under
+ * `name`. Returns 0; -1 when the name is taken and `allow_override` is 0.
+ */
+TVM_FFI_REGISTRY_API int TVMFFIFunctionSetGlobal(const char* name, TVMFFIRefObject* func,
+                                                 int allow_override);
+/*! \brief The function registered under `name` (a new reference), or NULL. */
+TVM_FFI_REGISTRY_API TVMFFIRefObject* TVMFFIFunctionGetGlobal(const char* name);
+/*!
+ * \brief Calls `visit(name, handle)` for each registered global function, in name order;
+ * returns how many there are.
+ */
+TVM_FFI_REGISTRY_API int64_t TVMFFIFunctionListGlobalNames(void (*visit)(const char* name,
+                                                                           void* handle),
+                                                             void* handle);
+/*!
+ * \brief Registers a member of the object type `type_key`: a method (called with the object as
+ * its first argument) or, under the name "__ffi_init__", the constructor (returns the object).
+ * Returns 0; -1 when the member exists and `allow_override` is 0.
+ */
+TVM_FFI_REGISTRY_API int TVMFFITypeSetMember(const char* type_key, const char* name,
+                                             TVMFFIRefObject* func, int allow_override);
+/*! \brief The member `name` of the type `type_key` (a new reference), or NULL. */
+TVM_FFI_REGISTRY_API TVMFFIRefObject* TVMFFITypeGetMember(const char* type_key,
+                                                            const char* name);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -39,25 +39,27 @@ inline DLDataType StringToDLDataType(std::string_view text) {
     uint8_t bits;  // 0: the bits follow the name
   };
   // Longest names first, so "float8_e4m3fn" is not read as "float" + "8_e4m3fn".
+  // DLPack's fixed code values rather than its enumerators: a dlpack.h included before ours
+  // may predate the newer codes.
   static const Named kNames[] = {
-      {"float8_e4m3b11fnuz", kDLFloat8_e4m3b11fnuz, 8},
-      {"float8_e4m3fnuz", kDLFloat8_e4m3fnuz, 8},
-      {"float8_e5m2fnuz", kDLFloat8_e5m2fnuz, 8},
-      {"float8_e8m0fnu", kDLFloat8_e8m0fnu, 8},
-      {"float8_e4m3fn", kDLFloat8_e4m3fn, 8},
-      {"float6_e2m3fn", kDLFloat6_e2m3fn, 6},
-      {"float6_e3m2fn", kDLFloat6_e3m2fn, 6},
-      {"float4_e2m1fn", kDLFloat4_e2m1fn, 4},
-      {"float8_e3m4", kDLFloat8_e3m4, 8},
-      {"float8_e4m3", kDLFloat8_e4m3, 8},
-      {"float8_e5m2", kDLFloat8_e5m2, 8},
-      {"complex", kDLComplex, 0},
-      {"bfloat", kDLBfloat, 0},
-      {"handle", kDLOpaqueHandle, 64},
-      {"float", kDLFloat, 0},
-      {"uint", kDLUInt, 0},
-      {"bool", kDLBool, 8},
-      {"int", kDLInt, 0},
+      {"float8_e4m3b11fnuz", 9 /* kDLFloat8_e4m3b11fnuz */, 8},
+      {"float8_e4m3fnuz", 11 /* kDLFloat8_e4m3fnuz */, 8},
+      {"float8_e5m2fnuz", 13 /* kDLFloat8_e5m2fnuz */, 8},
+      {"float8_e8m0fnu", 14 /* kDLFloat8_e8m0fnu */, 8},
+      {"float8_e4m3fn", 10 /* kDLFloat8_e4m3fn */, 8},
+      {"float6_e2m3fn", 15 /* kDLFloat6_e2m3fn */, 6},
+      {"float6_e3m2fn", 16 /* kDLFloat6_e3m2fn */, 6},
+      {"float4_e2m1fn", 17 /* kDLFloat4_e2m1fn */, 4},
+      {"float8_e3m4", 7 /* kDLFloat8_e3m4 */, 8},
+      {"float8_e4m3", 8 /* kDLFloat8_e4m3 */, 8},
+      {"float8_e5m2", 12 /* kDLFloat8_e5m2 */, 8},
+      {"complex", 5 /* kDLComplex */, 0},
+      {"bfloat", 4 /* kDLBfloat */, 0},
+      {"handle", 3 /* kDLOpaqueHandle */, 64},
+      {"float", 2 /* kDLFloat */, 0},
+      {"uint", 1 /* kDLUInt */, 0},
+      {"bool", 6 /* kDLBool */, 8},
+      {"int", 0 /* kDLInt */, 0},
   };
   auto fail = [&]() -> DLDataType {
     TVM_FFI_THROW(ValueError) << "cannot parse \"" << text << "\" as a data type (expected e.g. "

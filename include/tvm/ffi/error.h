@@ -182,6 +182,18 @@ BinaryCheck CheckBinaryOp(const X& x, const Y& y) {
 #pragma GCC diagnostic pop
 #endif
 
+[[noreturn]] TVM_FFI_COLD inline void ThrowNullCheck(const char* kind, const char* failed_check,
+                                                    const char* file, int line) {
+  ErrorBuilder(kind, file, line, failed_check).Throw();
+}
+
+template <typename T>
+T&& CheckNotNull(T&& ptr, const char* kind, const char* failed_check, const char* file,
+                 int line) {
+  if (TVM_FFI_UNLIKELY(ptr == nullptr)) ThrowNullCheck(kind, failed_check, file, line);
+  return std::forward<T>(ptr);
+}
+
 }  // namespace detail
 }  // namespace ffi
 }  // namespace tvm
@@ -204,12 +216,14 @@ TVM_FFI_DETAIL_HIDDEN_END
 /*!
  * \brief Throws unless cond holds: TVM_FFI_CHECK(n > 0, ValueError) << "n = " << n;
  * The message reads "Check failed: (n > 0) is false: n = 0". Nothing after << is evaluated
- * when the check passes.
+ * when the check passes. Every check macro ends in `<< ""`, as apache-tvm-ffi's end in a
+ * string literal: code written for it may put a literal right after the macro
+ * (`TVM_FFI_ICHECK_EQ(a, b) "text";`), which concatenates with that one.
  */
 #define TVM_FFI_CHECK(cond, Kind) \
   if (TVM_FFI_LIKELY(cond)) {     \
   } else                          \
-    TVM_FFI_DETAIL_THROW(Kind, #cond)
+    TVM_FFI_DETAIL_THROW(Kind, #cond) << ""
 
 /*!
  * \brief apache-tvm-ffi's internal-invariant checks: like TVM_FFI_CHECK with the kind
@@ -217,23 +231,41 @@ TVM_FFI_DETAIL_HIDDEN_END
  * print both: "Check failed: (a == b) is false: 3 vs. 4: <your message>".
  */
 #define TVM_FFI_ICHECK(cond) TVM_FFI_CHECK(cond, InternalError)
-#define TVM_FFI_ICHECK_NOTNULL(ptr) TVM_FFI_CHECK((ptr) != nullptr, InternalError)
 
-#define TVM_FFI_DETAIL_ICHECK_BINARY(x, y, op, Op)                                        \
+/*!
+ * \brief An expression: `ptr` itself, after checking that it is not null (else an Error of
+ * the given kind, "Check failed: (ptr != nullptr) is false"). As in apache-tvm-ffi, it takes
+ * no streamed message: `T* p = TVM_FFI_ICHECK_NOTNULL(q);`.
+ */
+#define TVM_FFI_CHECK_NOTNULL(ptr, Kind) \
+  ::tvm::ffi::detail::CheckNotNull((ptr), #Kind, #ptr " != nullptr", __FILE__, __LINE__)
+#define TVM_FFI_ICHECK_NOTNULL(ptr) TVM_FFI_CHECK_NOTNULL(ptr, InternalError)
+
+#define TVM_FFI_DETAIL_CHECK_BINARY(x, y, op, Op, Kind)                                       \
   if (auto tvm_ffi_check_ = ::tvm::ffi::detail::CheckBinaryOp<::tvm::ffi::detail::Op>((x), (y))) { \
   } else                                                                                      \
     for (::tvm::ffi::detail::ErrorBuilder tvm_ffi_error_builder_(                             \
-             "InternalError", __FILE__, __LINE__, #x " " #op " " #y,                          \
-             std::move(tvm_ffi_check_.values));                                               \
+             #Kind, __FILE__, __LINE__, #x " " #op " " #y, std::move(tvm_ffi_check_.values)); \
          ; tvm_ffi_error_builder_.Throw())                                                    \
-    tvm_ffi_error_builder_.Get()
+    tvm_ffi_error_builder_.Get() << ""
 
-#define TVM_FFI_ICHECK_EQ(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, ==, CompareEq)
-#define TVM_FFI_ICHECK_NE(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, !=, CompareNe)
-#define TVM_FFI_ICHECK_LT(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, <, CompareLt)
-#define TVM_FFI_ICHECK_LE(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, <=, CompareLe)
-#define TVM_FFI_ICHECK_GT(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, >, CompareGt)
-#define TVM_FFI_ICHECK_GE(x, y) TVM_FFI_DETAIL_ICHECK_BINARY(x, y, >=, CompareGe)
+/*!
+ * \brief Binary checks with a kind: TVM_FFI_CHECK_EQ(a, b, ValueError) << "text"; each operand
+ * is evaluated once and both are printed: "Check failed: (a == b) is false: 3 vs. 4: text".
+ */
+#define TVM_FFI_CHECK_EQ(x, y, Kind) TVM_FFI_DETAIL_CHECK_BINARY(x, y, ==, CompareEq, Kind)
+#define TVM_FFI_CHECK_NE(x, y, Kind) TVM_FFI_DETAIL_CHECK_BINARY(x, y, !=, CompareNe, Kind)
+#define TVM_FFI_CHECK_LT(x, y, Kind) TVM_FFI_DETAIL_CHECK_BINARY(x, y, <, CompareLt, Kind)
+#define TVM_FFI_CHECK_LE(x, y, Kind) TVM_FFI_DETAIL_CHECK_BINARY(x, y, <=, CompareLe, Kind)
+#define TVM_FFI_CHECK_GT(x, y, Kind) TVM_FFI_DETAIL_CHECK_BINARY(x, y, >, CompareGt, Kind)
+#define TVM_FFI_CHECK_GE(x, y, Kind) TVM_FFI_DETAIL_CHECK_BINARY(x, y, >=, CompareGe, Kind)
+
+#define TVM_FFI_ICHECK_EQ(x, y) TVM_FFI_CHECK_EQ(x, y, InternalError)
+#define TVM_FFI_ICHECK_NE(x, y) TVM_FFI_CHECK_NE(x, y, InternalError)
+#define TVM_FFI_ICHECK_LT(x, y) TVM_FFI_CHECK_LT(x, y, InternalError)
+#define TVM_FFI_ICHECK_LE(x, y) TVM_FFI_CHECK_LE(x, y, InternalError)
+#define TVM_FFI_ICHECK_GT(x, y) TVM_FFI_CHECK_GT(x, y, InternalError)
+#define TVM_FFI_ICHECK_GE(x, y) TVM_FFI_CHECK_GE(x, y, InternalError)
 
 /*!
  * \brief Debug-only checks: the TVM_FFI_ICHECK forms unless NDEBUG is defined, when neither

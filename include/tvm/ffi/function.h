@@ -10,14 +10,194 @@
 #ifndef TVM_FFI_FUNCTION_H_
 #define TVM_FFI_FUNCTION_H_
 
+#include <tvm/ffi/any.h>
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
-#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/detail/tensor.h>
 #include <tvm/ffi/detail/export.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/object.h>
+#include <tvm/ffi/optional.h>
 #include <tvm/ffi/string.h>
 
+#include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
+
+TVM_FFI_DETAIL_HIDDEN_BEGIN
+namespace tvm {
+namespace ffi {
+
+/*! \brief The arguments of a packed call: a view of `size()` values. */
+class PackedArgs {
+ public:
+  PackedArgs(const AnyView* data, int32_t size) noexcept : data_(data), size_(size) {}
+  int32_t size() const noexcept { return size_; }
+  AnyView operator[](int32_t i) const noexcept { return data_[i]; }
+  const AnyView* data() const noexcept { return data_; }
+
+ private:
+  const AnyView* data_;
+  int32_t size_;
+};
+static_assert(sizeof(AnyView) == sizeof(TVMFFIAny), "AnyView views a TVMFFIAny in place");
+
+/*! \brief A C++ function as an object: what Function::FromTyped and FromPacked create. */
+class FunctionObj : public Object {
+ public:
+  static constexpr const char* _type_key = "ffi.Function";
+  static constexpr int32_t _type_ffi_flags = TVM_FFI_OBJECT_IS_CXX | TVM_FFI_OBJECT_IS_FUNCTION;
+  static int _type_ffi_call(TVMFFIRefObject* self, const TVMFFICallContext* ctx,
+                            const TVMFFIAny* args, int32_t num_args,
+                            TVMFFIResult* result) noexcept {
+    auto* func = static_cast<FunctionObj*>(detail::ObjectCells::ObjectOf(self));
+    return func->CallPacked(ctx, args, num_args, result);
+  }
+  virtual ~FunctionObj() = default;
+  /*! \brief The TVMFFIFunctionEntry contract: 0 and a result, or -1 and an error result. */
+  virtual int CallPacked(const TVMFFICallContext* ctx, const TVMFFIAny* args, int32_t num_args,
+                         TVMFFIResult* result) noexcept = 0;
+};
+
+namespace detail {
+
+/*! \brief A typed callable: arguments checked and converted as an exported function's are. */
+template <typename F>
+class TypedFunctionObj final : public FunctionObj {
+ public:
+  TypedFunctionObj(F func, std::string name) : func_(std::move(func)), name_(std::move(name)) {}
+  int CallPacked(const TVMFFICallContext* ctx, const TVMFFIAny* args, int32_t num_args,
+                 TVMFFIResult* result) noexcept override {
+    return ExportTraits<F>::Call(func_, name_.c_str(), ctx, args, num_args, result);
+  }
+
+ private:
+  F func_;
+  std::string name_;
+};
+
+/*! \brief A packed callable: `func(PackedArgs args, Any* result)`. */
+template <typename F>
+class PackedFunctionObj final : public FunctionObj {
+ public:
+  explicit PackedFunctionObj(F func) : func_(std::move(func)) {}
+  int CallPacked(const TVMFFICallContext* ctx, const TVMFFIAny* args, int32_t num_args,
+                 TVMFFIResult* result) noexcept override {
+    try {
+      Any value;
+      {
+        EnvCallScope env(ctx);
+        func_(PackedArgs(reinterpret_cast<const AnyView*>(args), num_args), &value);
+      }
+      SetResult<Any>(value, result);
+      return 0;
+    } catch (...) {
+      return ReportCurrentException("<packed function>", kStageCall, result);
+    }
+  }
+
+ private:
+  F func_;
+};
+
+/*! \brief Throws the error a failed call reported, releasing its result. */
+[[noreturn]] TVM_FFI_COLD inline void ThrowCallError(TVMFFIResult* result) {
+  const TVMFFIErrorInfo* info = static_cast<const TVMFFIErrorInfo*>(result->value.v_ptr);
+  Error error(info->kind, info->message, info->file, info->line);
+  if (result->owner != nullptr) result->owner->deleter(result->owner);
+  throw error;
+}
+
+[[noreturn]] TVM_FFI_COLD inline void ThrowNoRegistry(std::string_view what) {
+  throw Error("RuntimeError",
+              Concat({what, ": the global registry (libtvm_ffi) is not loaded; import tvm_ffi "
+                            "first, or link the library with -ltvm_ffi"}));
+}
+
+}  // namespace detail
+
+/*!
+ * \brief A handle to a callable object: a C++ function (FromTyped, FromPacked), a function
+ * Python passed in, or one found in the global registry. Calling it returns an Any.
+ */
+class Function : public ObjectRef {
+ public:
+  using ContainerType = FunctionObj;
+  static constexpr bool _type_is_nullable = true;
+
+  Function() noexcept = default;
+  Function(std::nullptr_t) noexcept {}  // NOLINT
+  explicit Function(ObjectPtr<FunctionObj> data) noexcept
+      : ObjectRef(ObjectPtr<Object>(std::move(data))) {}
+  explicit Function(UnsafeInit tag) noexcept : ObjectRef(tag) {}
+
+  /*! \brief Wraps a typed callable; arguments are checked as an exported function's are. */
+  template <typename F>
+  static Function FromTyped(F func, std::string name = "function") {
+    return Function(make_object<detail::TypedFunctionObj<F>>(std::move(func), std::move(name)));
+  }
+  /*! \brief Wraps `func(PackedArgs args, Any* result)`. */
+  template <typename F>
+  static Function FromPacked(F func) {
+    return Function(make_object<detail::PackedFunctionObj<F>>(std::move(func)));
+  }
+
+  /*! \brief Calls with the arguments as they are; an error the callee reports is thrown. */
+  Any CallPacked(const AnyView* args, int32_t num_args) const {
+    TVMFFIRefObject* cell = detail::ObjectCells::CellOfRef(*this);
+    if (TVM_FFI_UNLIKELY(cell == nullptr)) {
+      throw Error("RuntimeError", "calling an empty tvm::ffi::Function");
+    }
+    TVMFFIResult result;
+    // Nested calls see the caller's stream and allocator.
+    const TVMFFICallContext* ctx = detail::GetEnvState()->ctx;
+    if (TVM_FFI_UNLIKELY(cell->type->call(cell, ctx, reinterpret_cast<const TVMFFIAny*>(args),
+                                          num_args, &result) != 0)) {
+      detail::ThrowCallError(&result);
+    }
+    return Any::FromResult(result);
+  }
+  Any CallPacked(PackedArgs args) const { return CallPacked(args.data(), args.size()); }
+
+  template <typename... Args>
+  Any operator()(const Args&... args) const {
+    const AnyView packed[sizeof...(Args) > 0 ? sizeof...(Args) : 1] = {AnyView(args)...};
+    return CallPacked(packed, static_cast<int32_t>(sizeof...(Args)));
+  }
+
+  /*! \brief The function registered under `name`, or nothing. */
+  static Optional<Function> GetGlobal(std::string_view name) {
+    if (TVMFFIFunctionGetGlobal == nullptr) detail::ThrowNoRegistry("Function::GetGlobal");
+    std::string key(name);
+    TVMFFIRefObject* cell = TVMFFIFunctionGetGlobal(key.c_str());
+    if (cell == nullptr) return std::nullopt;
+    return Function(ObjectPtr<FunctionObj>::Adopt(cell));
+  }
+  /*! \brief The function registered under `name`; ValueError when there is none. */
+  static Function GetGlobalRequired(std::string_view name) {
+    Optional<Function> func = GetGlobal(name);
+    if (!func.has_value()) {
+      throw Error("ValueError", detail::Concat({"no global function is registered as '",
+                                                 name, "'"}));
+    }
+    return *func;
+  }
+  /*! \brief Registers `func` under `name`; RuntimeError when it is taken (unless override). */
+  static void SetGlobal(std::string_view name, const Function& func, bool can_override = false) {
+    if (TVMFFIFunctionSetGlobal == nullptr) detail::ThrowNoRegistry("Function::SetGlobal");
+    std::string key(name);
+    if (TVMFFIFunctionSetGlobal(key.c_str(), detail::ObjectCells::CellOfRef(func),
+                                can_override ? 1 : 0) != 0) {
+      throw Error("RuntimeError",
+                  detail::Concat({"a global function is already registered as '", name, "'"}));
+    }
+  }
+};
+
+}  // namespace ffi
+}  // namespace tvm
+TVM_FFI_DETAIL_HIDDEN_END
 
 /*!
  * \brief Exports `...` (a function name or a lambda expression; variadic so a lambda body may

@@ -102,12 +102,11 @@ def _undefined_headline(symbol: str, where: str | None, embeds: Sequence[str]) -
     symbol = _demangle(symbol)
     source = f" (referenced from {where})" if where else ""
     if re.match(r"cuda[A-Z]\w*$", symbol):
-        # Only modules with CUDA sources link cudart: a C++ wrapper of embedded images
-        # needs none, so a runtime call there is this build's to ask for.
+        # Code that uses CUDA links cudart whenever the CUDA found has one (as needed).
         return (
-            f"undefined symbol {symbol}{source}: a CUDA runtime function; only modules with "
-            "cuda_sources link cudart: move the code there, or link it yourself "
-            "(extra_ldflags=['-L<dir of libcudart.so>', '-lcudart'])"
+            f"undefined symbol {symbol}{source}: a CUDA runtime function, and the CUDA this "
+            "build uses has no libcudart: install one (pip install nvidia-cuda-runtime) or "
+            "link it yourself (extra_ldflags=['-L<dir of libcudart.so>', '-lcudart'])"
         )
     return (
         f"undefined symbol {symbol}{source}: define it, or link the library that does "

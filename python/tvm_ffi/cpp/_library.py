@@ -64,13 +64,23 @@ def _cuda_install(spec: Spec, root: Path | None) -> _cuda.CudaInstall | None:
     if spec.link_cudart:
         return _cuda.find_cuda(nvcc=False, cudart=True, cache_root=root)
     if spec.embeds or spec.cuda_runtime:
-        return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
+        return _headers_and_cudart(root)
     if _cuda.includes_cuda_header(spec.inline_cpp, spec.files, spec.file_kinds):
         try:
-            return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
+            return _headers_and_cudart(root)
         except RuntimeError:
             return None  # a CUDA header it truly needs fails the compile, naming the file
     return None
+
+
+def _headers_and_cudart(root: Path | None) -> _cuda.CudaInstall:
+    """The CUDA headers for C++ that uses CUDA, with cudart where there is one: such code
+    may call the runtime (a host shim's cudaGetDevice), as apache-tvm-ffi's builds allow.
+    It is linked as needed, so a wrapper that does not call it does not load it."""
+    try:
+        return _cuda.find_cuda(nvcc=False, cudart=True, cache_root=root)
+    except RuntimeError:
+        return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
 
 
 def _links_cudart(spec: Spec, root: Path | None) -> bool:

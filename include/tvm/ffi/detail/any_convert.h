@@ -16,7 +16,7 @@
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
-#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/detail/tensor.h>
 #include <tvm/ffi/string.h>
 
 #include <cstddef>
@@ -59,6 +59,7 @@ TVM_FFI_COLD inline std::string AnyTypeName(const TVMFFIAny& v) {
     case kTVMFFIOpaquePtr: name = "pointer"; break;
     case kTVMFFIMap: name = "dict"; break;
     case kTVMFFIUnsupported: name = v.v_str != nullptr ? v.v_str : "unknown"; break;
+    case kTVMFFIRefObject: name = static_cast<TVMFFIRefObject*>(v.v_ptr)->type->type_key; break;
     default: return Concat({"<type code ", DecimalText(v.type_code), ">"});
   }
   return name;
@@ -70,6 +71,13 @@ struct TypeTraits {
   static constexpr bool kResult = false;
   static constexpr bool kInlineResult = false;
 };
+
+/*! \brief Types whose results hold references a result block cannot release (objects). */
+template <typename T, typename = void>
+struct IsTopLevelOnly : std::false_type {};
+template <typename T>
+struct IsTopLevelOnly<T, std::void_t<decltype(TypeTraits<T>::kTopLevelOnly)>>
+    : std::bool_constant<TypeTraits<T>::kTopLevelOnly> {};
 
 template <typename T>
 TVM_FFI_COLD std::string TypeName() {

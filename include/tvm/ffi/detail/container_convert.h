@@ -44,6 +44,10 @@ T ElementFromArg(const TVMFFIAny* elements, size_t index) {
 
 template <typename T>
 void ElementToResult(const T& value, size_t index, TVMFFIAny* out, char** cursor) {
+  // A result block is freed with one deleter call, which cannot release object references.
+  static_assert(!IsTopLevelOnly<T>::value,
+                "objects (Function, Module, ObjectRef) can be returned only at the top level of "
+                "a result, not inside a container");
   try {
     TypeTraits<T>::ToResult(value, out, cursor);
   } catch (ConversionError& e) {
@@ -242,9 +246,21 @@ TVM_FFI_COLD inline std::string MapEntryLabel(const TVMFFIAny& key, size_t index
   return Concat({"[entry ", DecimalText(index), "]"});
 }
 
-/*! \brief A dict; returned as a dict (insertion order kept). */
 template <typename K, typename V>
-struct TypeTraits<Map<K, V>> {
+void PutEntry(Map<K, V>& map, K key, V value) {
+  map.Set(std::move(key), std::move(value));
+}
+template <typename M, typename K, typename V>
+void PutEntry(M& map, K key, V value) {  // std::map, std::unordered_map
+  map.insert_or_assign(std::move(key), std::move(value));
+}
+
+/*!
+ * \brief A dict, as Map<K, V> (insertion order kept) or std::map / std::unordered_map
+ * (extra/stl.h); returned as a dict.
+ */
+template <typename M, typename K, typename V>
+struct MapTraits {
   static constexpr bool kArg = TypeTraits<K>::kArg && TypeTraits<V>::kArg;
   static constexpr bool kResult = TypeTraits<K>::kResult && TypeTraits<V>::kResult;
   static constexpr bool kInlineResult = false;
@@ -255,13 +271,14 @@ struct TypeTraits<Map<K, V>> {
     TypeTraits<V>::AppendName(out);
     *out += "]";
   }
-  static Map<K, V> FromArg(const TVMFFIAny& v) {
-    if (v.type_code != kTVMFFIMap) ThrowTypeMismatch<Map<K, V>>(v);
-    Map<K, V> result;
+  static M FromArg(const TVMFFIAny& v) {
+    if (v.type_code != kTVMFFIMap) ThrowTypeMismatch<M>(v);
+    M result;
     for (size_t i = 0; i < static_cast<size_t>(v.size); ++i) {
       const TVMFFIAny& key = v.v_array[2 * i];
       try {
-        result.Set(TypeTraits<K>::FromArg(key), TypeTraits<V>::FromArg(v.v_array[2 * i + 1]));
+        PutEntry(result, TypeTraits<K>::FromArg(key),
+                 TypeTraits<V>::FromArg(v.v_array[2 * i + 1]));
       } catch (ConversionError& e) {
         e.path = MapEntryLabel(key, i) + e.path;
         throw;
@@ -269,14 +286,14 @@ struct TypeTraits<Map<K, V>> {
     }
     return result;
   }
-  static size_t ResultBytes(const Map<K, V>& v) {
+  static size_t ResultBytes(const M& v) {
     size_t bytes = 2 * v.size() * sizeof(TVMFFIAny);
     for (const auto& e : v) {
       bytes += TypeTraits<K>::ResultBytes(e.first) + TypeTraits<V>::ResultBytes(e.second);
     }
     return bytes;
   }
-  static void ToResult(const Map<K, V>& v, TVMFFIAny* out, char** cursor) {
+  static void ToResult(const M& v, TVMFFIAny* out, char** cursor) {
     TVMFFIAny* items = reinterpret_cast<TVMFFIAny*>(*cursor);
     *cursor += 2 * v.size() * sizeof(TVMFFIAny);
     size_t i = 0;
@@ -290,6 +307,9 @@ struct TypeTraits<Map<K, V>> {
     out->v_array = items;
   }
 };
+
+template <typename K, typename V>
+struct TypeTraits<Map<K, V>> : MapTraits<Map<K, V>, K, V> {};
 
 }  // namespace detail
 }  // namespace ffi
