@@ -28,6 +28,11 @@ template <typename K, typename V, typename... Rest>
 struct TypeTraits<std::unordered_map<K, V, Rest...>>
     : MapTraits<std::unordered_map<K, V, Rest...>, K, V> {};
 
+template <typename... Ts, typename F>
+void VisitValue(const std::variant<Ts...>& v, F&& f) {
+  std::visit(std::forward<F>(f), v);
+}
+
 template <typename... Ts>
 struct TypeTraits<std::variant<Ts...>> : VariantTraits<std::variant<Ts...>, Ts...> {};
 
