@@ -55,6 +55,8 @@ def _parse(text: str, num_args: int) -> tuple[list[str], str] | None:
 
 def from_text(text: str, num_args: int) -> inspect.Signature:
     """The :class:`inspect.Signature` of an exported function with C++ signature ``text``."""
+    if num_args < 0:  # a function object states no arity: any positional arguments
+        return inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)])
     parsed = _parse(text, num_args)
     kind = inspect.Parameter.POSITIONAL_ONLY
     if parsed is None:  # no types known: names only
@@ -70,5 +72,7 @@ def from_text(text: str, num_args: int) -> inspect.Signature:
 
 def text_signature(num_args: int) -> str:
     """CPython's ``__text_signature__`` form: ``(arg0, arg1, /)``."""
+    if num_args < 0:
+        return "(*args)"
     names = [f"arg{i}" for i in range(max(num_args, 0))]
     return "(" + ", ".join([*names, "/"]) + ")" if names else "()"

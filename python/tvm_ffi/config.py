@@ -3,9 +3,10 @@
 ``python -m tvm_ffi.config --includedir`` prints the directory to add with ``-I``;
 ``--cmakedir`` the one to give CMake as ``tvm_ffi_DIR`` (or in ``CMAKE_PREFIX_PATH``);
 ``--version`` the package version. apache-tvm-ffi's flags work too: ``--dlpack-includedir``,
-``--cxxflags``, ``--cflags``, ``--ldflags`` and ``--libs`` (the last two print an empty line:
-the C++ API is header-only, there is no library to link). Each flag prints one line; several
-flags (not ``--version``) print one line each, in apache-tvm-ffi's order.
+``--cxxflags``, ``--cflags``, ``--libdir``, ``--libfiles``, ``--ldflags`` and ``--libs`` (the
+last four name ``libtvm_ffi.so``, the process-wide registry; linking it is optional, libraries
+reach it through weak symbols). Each flag prints one line; several flags (not ``--version``)
+print one line each, in apache-tvm-ffi's order.
 """
 
 from __future__ import annotations
@@ -59,17 +60,24 @@ def _cxxflags() -> str:
     return " ".join(dict.fromkeys([f"-I{get_include_dir()}", f"-I{get_dlpack_include_dir()}"]))
 
 
+def _libfile() -> str:
+    from .libinfo import find_libtvm_ffi
+
+    return find_libtvm_ffi()
+
+
 # flag -> what it prints, in the order apache-tvm-ffi prints them when given together.
 _PRINTERS = {
     "includedir": get_include_dir,
     "dlpack_includedir": get_dlpack_include_dir,
     "cmakedir": get_cmake_dir,
+    "libdir": lambda: os.path.dirname(_libfile()),
+    "libfiles": _libfile,
     "cxxflags": lambda: f"{_cxxflags()} -std=c++17",
     "cflags": _cxxflags,
-    "libs": lambda: "",
-    "ldflags": lambda: "",
+    "libs": lambda: "-ltvm_ffi",
+    "ldflags": lambda: f"-L{os.path.dirname(_libfile())}",
 }
-_NO_LIBRARY = ("libdir", "libfiles")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,27 +92,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--cmakedir", action="store_true", help="the CMake package directory")
     add("--cxxflags", action="store_true", help="flags to compile C++ against tvm_ffi")
     add("--cflags", action="store_true", help="include flags for C")
-    add("--libs", action="store_true", help="libraries to link: none (header-only)")
-    add("--ldflags", action="store_true", help="link flags: none (header-only)")
+    add("--libdir", action="store_true", help="the folder of libtvm_ffi.so (the registry)")
+    add("--libfiles", action="store_true", help="the path of libtvm_ffi.so")
+    add("--libs", action="store_true", help="libraries to link: -ltvm_ffi (optional)")
+    add("--ldflags", action="store_true", help="link flags: -L<libdir>")
     add("--version", action="store_true", help="the package version")
-    for flag in _NO_LIBRARY:
-        add(f"--{flag}", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     chosen = [name for name in _PRINTERS if getattr(args, name)]
-    missing_library = [name for name in _NO_LIBRARY if getattr(args, name)]
     if args.version:
-        if chosen or missing_library:
+        if chosen:
             parser.error("--version cannot be combined with other flags")
         print(__version__)
         return 0
-    if missing_library:
-        flag = "--" + missing_library[0]
-        print(
-            f"python -m tvm_ffi.config: error: {flag}: tvm-ffi-cubin has no runtime library "
-            "(the C++ API is header-only); link nothing, compile with --cxxflags",
-            file=sys.stderr,
-        )
-        return 1
     if not chosen:
         parser.error("give at least one flag (see --help)")
     for name in chosen:

@@ -115,6 +115,13 @@ def test_abi_version_mismatch_is_a_clear_error(raw_lib):
         mod.from_the_future  # noqa: B018
 
 
+@pytest.mark.parametrize("abi", [1, 2, 3])
+def test_every_abi_version_up_to_ours_loads(build_library, abi):
+    # Each version only adds to the one before, so older libraries keep working.
+    source = RAW.split("ENTRY(version")[0] + f'ENTRY(old, {abi}, "old() -> int", {abi})\n'
+    assert tvm_ffi.load_module(build_library(f"abi_v{abi}", source)).old() == abi
+
+
 def test_entry_without_info_is_rejected(raw_lib):
     mod = tvm_ffi.load_module(raw_lib)
     with pytest.raises(RuntimeError, match=r"^function 'mute' in .* did not answer the TVM-FFI"):

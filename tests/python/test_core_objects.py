@@ -7,6 +7,7 @@ The library (objects_lib.cc) implements the objects by hand on c_api.h alone."""
 from __future__ import annotations
 
 import gc
+import inspect
 import re
 import weakref
 from pathlib import Path
@@ -262,3 +263,12 @@ def test_register_object_forms():
     assert Called.__tvm_ffi_type_key__ == "Called"
     with pytest.raises(TypeError, match=r"is not a subclass of tvm_ffi.Object$"):
         tvm_ffi.register_object("x.Y")(int)
+
+
+def test_a_function_object_takes_any_arguments(lib, counter_cls):
+    add3 = lib.make_adder(3)
+    assert str(inspect.signature(add3)) == "(*args)"
+    assert add3.__text_signature__ == "(*args)"
+    assert add3.num_args == -1
+    assert repr(add3) == "<tvm_ffi.Function ffi.Function>"
+    assert tvm_ffi.get_global_func("test.add").__name__ == "test.add"

@@ -215,12 +215,15 @@ def test_install_docs_ask_for_the_build_requirements():
 
 def test_config_apache_flags():
     include = config.get_include_dir()
+    libdir = str(PACKAGE / "lib")
     expected = {
         "--dlpack-includedir": include,
         "--cxxflags": f"-I{include} -std=c++17",
         "--cflags": f"-I{include}",
-        "--ldflags": "",  # header-only: nothing to link
-        "--libs": "",
+        "--libdir": libdir,
+        "--libfiles": f"{libdir}/libtvm_ffi.so",
+        "--ldflags": f"-L{libdir}",
+        "--libs": "-ltvm_ffi",
     }
     for flag, line in expected.items():
         proc = _python("-m", "tvm_ffi.config", flag)
@@ -230,17 +233,7 @@ def test_config_apache_flags():
     # Several at once: one line each, in apache-tvm-ffi's order.
     proc = _python("-m", "tvm_ffi", "--ldflags", "--cxxflags", "--dlpack-includedir")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [include, f"-I{include} -std=c++17", ""]
-
-
-def test_config_refuses_library_flags():
-    proc = _python("-m", "tvm_ffi.config", "--libfiles")
-    assert proc.returncode == 1
-    assert proc.stderr == (
-        "python -m tvm_ffi.config: error: --libfiles: tvm-ffi-cubin has no runtime library "
-        "(the C++ API is header-only); link nothing, compile with --cxxflags\n"
-    )
-    assert proc.stdout == ""
+    assert proc.stdout.splitlines() == [include, f"-I{include} -std=c++17", f"-L{libdir}"]
 
 
 def test_libinfo():
