@@ -51,7 +51,7 @@ class FunctionObj : public Object {
   static int _type_ffi_call(TVMFFIRefObject* self, const TVMFFICallContext* ctx,
                             const TVMFFIAny* args, int32_t num_args,
                             TVMFFIResult* result) noexcept {
-    auto* func = static_cast<FunctionObj*>(detail::ObjectCells::ObjectOf(self));
+    auto* func = static_cast<FunctionObj*>(detail::ObjectCells::ObjectOfCxx(self));
     return func->CallPacked(ctx, args, num_args, result);
   }
   virtual ~FunctionObj() = default;

@@ -89,6 +89,10 @@ struct ObjectCells {
   /*! \brief The Object behind a cell, or nullptr when the cell is not a C++ Object's. */
   static Object* ObjectOf(TVMFFIRefObject* cell) noexcept {
     if (cell == nullptr || (cell->type->flags & TVM_FFI_OBJECT_IS_CXX) == 0) return nullptr;
+    return ObjectOfCxx(cell);
+  }
+  /*! \brief The Object behind a cell known to be a C++ Object's (its own type's slots). */
+  static Object* ObjectOfCxx(TVMFFIRefObject* cell) noexcept {
     // The cell is the first member of a standard-layout Object: the same address.
     return reinterpret_cast<Object*>(cell);
   }
@@ -97,11 +101,11 @@ struct ObjectCells {
     obj->cell_.type = &ObjectTypeOf<T>::kType;
   }
   static void IncRef(TVMFFIRefObject* cell) noexcept {
-    ObjectOf(cell)->refs_.Increment();
+    ObjectOfCxx(cell)->refs_.Increment();
   }
   template <typename T>
   static void DecRef(TVMFFIRefObject* cell) noexcept {
-    Object* obj = ObjectOf(cell);
+    Object* obj = ObjectOfCxx(cell);
     if (obj->refs_.Decrement()) delete static_cast<T*>(obj);
   }
   /*! \brief The cell a handle holds (nullptr when empty), still owned by the handle. */

@@ -28,7 +28,7 @@ class ModuleObj : public Object {
   static int _type_ffi_get_function(TVMFFIRefObject* self, const char* name,
                                     TVMFFIResult* result) noexcept {
     try {
-      auto* module = static_cast<ModuleObj*>(detail::ObjectCells::ObjectOf(self));
+      auto* module = static_cast<ModuleObj*>(detail::ObjectCells::ObjectOfCxx(self));
       Optional<Function> func = module->GetFunction(String(name));
       detail::TypeTraits<Optional<Function>>::ToResult(func, &result->value, nullptr);
       result->owner = nullptr;
