@@ -173,6 +173,8 @@ def test_wheel_layout(tmp_path):
     for rel in [*_repo_files("cmake"), "zz_added_later.cmake"]:
         assert f"tvm_ffi/share/cmake/tvm_ffi/{rel}" in names
     assert any(n.startswith("tvm_ffi/_core.") and n.endswith(".so") for n in names)
+    # The registry library under its plain name (what -ltvm_ffi finds), and no other copy.
+    assert [n for n in names if "libtvm_ffi" in n] == ["tvm_ffi/lib/libtvm_ffi.so"]
     assert {"tvm_ffi/__init__.py", "tvm_ffi/config.py", "tvm_ffi/__main__.py"} <= names
     assert {"tvm_ffi/py.typed", "tvm_ffi/_core.pyi"} <= names
     assert "tvm_ffi_cubin-0.1.0.dist-info/licenses/LICENSE" in names
@@ -200,6 +202,7 @@ def test_sdist_ships_license(tmp_path):
         pkg_info = tf.extractfile("tvm_ffi_cubin-0.1.0/PKG-INFO").read().decode()
     assert "tvm_ffi_cubin-0.1.0/LICENSE" in names
     assert "tvm_ffi_cubin-0.1.0/python/tvm_ffi/py.typed" in names
+    assert "tvm_ffi_cubin-0.1.0/src/lib/registry.cc" in names  # libtvm_ffi.so builds from it
     assert "License-Expression: Apache-2.0" in pkg_info
 
 
