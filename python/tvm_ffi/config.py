@@ -20,7 +20,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["get_cmake_dir", "get_dlpack_include_dir", "get_include_dir", "main"]
+__all__ = [
+    "get_cmake_dir",
+    "get_dlpack_include_dir",
+    "get_include_dir",
+    "get_libtvm_ffi_path",
+    "main",
+]
 
 # os.path, not pathlib: a JIT cache hit asks for the include directory (see cpp._hits).
 _PACKAGE = os.path.dirname(os.path.realpath(__file__))
@@ -56,14 +62,20 @@ def get_cmake_dir() -> str:
     raise RuntimeError(f"tvm_ffi CMake files not found next to {_PACKAGE}; reinstall tvm-ffi-cubin")
 
 
+def get_libtvm_ffi_path() -> str:
+    """Absolute path of ``libtvm_ffi.so``, the process-wide registry (docs/abi.md). Here, not in
+    libinfo, because tvm_ffi._core asks for it on a JIT cache hit, which imports only this."""
+    path = os.path.join(_PACKAGE, "lib", "libtvm_ffi.so")
+    if not os.path.isfile(path):
+        raise RuntimeError(
+            f"libtvm_ffi.so is missing from this tvm_ffi installation (looked for {path}); "
+            "reinstall the package: `pip install --force-reinstall tvm-ffi-cubin`"
+        )
+    return path
+
+
 def _cxxflags() -> str:
     return " ".join(dict.fromkeys([f"-I{get_include_dir()}", f"-I{get_dlpack_include_dir()}"]))
-
-
-def _libfile() -> str:
-    from .libinfo import find_libtvm_ffi
-
-    return find_libtvm_ffi()
 
 
 # flag -> what it prints, in the order apache-tvm-ffi prints them when given together.
@@ -71,12 +83,12 @@ _PRINTERS = {
     "includedir": get_include_dir,
     "dlpack_includedir": get_dlpack_include_dir,
     "cmakedir": get_cmake_dir,
-    "libdir": lambda: os.path.dirname(_libfile()),
-    "libfiles": _libfile,
+    "libdir": lambda: os.path.dirname(get_libtvm_ffi_path()),
+    "libfiles": get_libtvm_ffi_path,
     "cxxflags": lambda: f"{_cxxflags()} -std=c++17",
     "cflags": _cxxflags,
     "libs": lambda: "-ltvm_ffi",
-    "ldflags": lambda: f"-L{os.path.dirname(_libfile())}",
+    "ldflags": lambda: f"-L{os.path.dirname(get_libtvm_ffi_path())}",
 }
 
 

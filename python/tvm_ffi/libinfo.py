@@ -9,8 +9,6 @@ library holding the process-wide registry of global functions and object types (
 
 from __future__ import annotations
 
-import os
-
 from . import config
 
 __all__ = [
@@ -44,10 +42,4 @@ def include_paths() -> list[str]:
 
 def find_libtvm_ffi() -> str:
     """Path of the package's ``libtvm_ffi.so`` (the global registry; see docs/abi.md)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libtvm_ffi.so")
-    if not os.path.isfile(path):
-        raise RuntimeError(
-            f"libtvm_ffi.so is missing from this tvm_ffi installation (looked for {path}); "
-            "reinstall the package: `pip install --force-reinstall tvm-ffi-cubin`"
-        )
-    return path
+    return config.get_libtvm_ffi_path()

@@ -241,6 +241,24 @@ PyObject* ObjectSame(PyObject* self, PyObject* other) {
   return PyBool_FromLong(same);
 }
 
+// Wrappers of the same C++ object are equal (a result is a new wrapper each time).
+PyObject* ObjectRichCompare(PyObject* self, PyObject* other, int op) {
+  const TVMFFIRefObject* ref = reinterpret_cast<ObjectObject*>(self)->ref;
+  if ((op != Py_EQ && op != Py_NE) || ref == nullptr ||
+      !PyObject_TypeCheck(other, g_object_type)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  const bool same = ref == reinterpret_cast<ObjectObject*>(other)->ref;
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+Py_hash_t ObjectHash(PyObject* self) {
+  const TVMFFIRefObject* ref = reinterpret_cast<ObjectObject*>(self)->ref;
+  const void* key = ref != nullptr ? static_cast<const void*>(ref) : self;
+  Py_hash_t h = static_cast<Py_hash_t>(reinterpret_cast<uintptr_t>(key) >> 4);
+  return h == -1 ? -2 : h;
+}
+
 PyMethodDef kObjectMethods[] = {
     {"__ffi_init__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(ObjectFfiInit)),
      METH_FASTCALL,
@@ -262,6 +280,8 @@ PyType_Slot kObjectSlots[] = {
     {Py_tp_repr, reinterpret_cast<void*>(ObjectRepr)},
     {Py_tp_getattro, reinterpret_cast<void*>(ObjectGetAttr)},
     {Py_mp_subscript, reinterpret_cast<void*>(ObjectGetItem)},
+    {Py_tp_richcompare, reinterpret_cast<void*>(ObjectRichCompare)},
+    {Py_tp_hash, reinterpret_cast<void*>(ObjectHash)},
     {Py_tp_methods, kObjectMethods},
     {Py_tp_getset, kObjectGetSet},
     {Py_tp_doc, const_cast<char*>(
@@ -502,6 +522,16 @@ int ReturnToResult(PyObject* obj, TVMFFIResult* result) {
   } else if (PyFloat_Check(obj)) {
     v.type_code = kTVMFFIFloat;
     v.v_float64 = PyFloat_AsDouble(obj);
+  } else if (PyIndex_Check(obj) && !PyObject_TypeCheck(obj, g_object_type)) {
+    // numpy integers and other __index__ types, as arguments accept them.
+    PyObject* index = PyNumber_Index(obj);
+    if (index == nullptr) {
+      SetErrorFromPython(result);
+      return -1;
+    }
+    const int rc = ReturnToResult(index, result);
+    Py_DECREF(index);
+    return rc;
   } else if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
     const bool is_str = PyUnicode_Check(obj);
     Py_ssize_t size = 0;
@@ -716,10 +746,11 @@ PyMethodDef kCoreFunctions[] = {
 
 const RegistryApi* EnsureRegistry() {
   if (g_registry_loaded) return &g_registry;
-  PyObject* libinfo = PyImport_ImportModule("tvm_ffi.libinfo");
+  // tvm_ffi.config (what libinfo.find_libtvm_ffi answers with): a JIT cache hit has it loaded.
+  PyObject* config = PyImport_ImportModule("tvm_ffi.config");
   PyObject* path_obj =
-      libinfo != nullptr ? PyObject_CallMethod(libinfo, "find_libtvm_ffi", nullptr) : nullptr;
-  Py_XDECREF(libinfo);
+      config != nullptr ? PyObject_CallMethod(config, "get_libtvm_ffi_path", nullptr) : nullptr;
+  Py_XDECREF(config);
   const char* path = path_obj != nullptr ? PyUnicode_AsUTF8(path_obj) : nullptr;
   if (path == nullptr) {
     Py_XDECREF(path_obj);

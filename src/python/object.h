@@ -26,7 +26,7 @@ struct RegistryApi {
 /*!
  * \brief dlopens libtvm_ffi.so (RTLD_NOW | RTLD_GLOBAL) once, so that libraries loaded later
  *  bind their weak references to the registry; its path comes from
- *  tvm_ffi.libinfo.find_libtvm_ffi(). Returns the API, or NULL with an error set.
+ *  tvm_ffi.config.get_libtvm_ffi_path(). Returns the API, or NULL with an error set.
  */
 const RegistryApi* EnsureRegistry();
 

@@ -12,6 +12,7 @@ import re
 import weakref
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tvm_ffi
@@ -92,9 +93,12 @@ def test_python_callable_arguments_and_results_round_trip(lib):
         assert type(lib.call_with(lambda v: v, value)) is type(value)
     assert lib.call_with(lambda v: len(v), [1, (2, 3)]) == 2
     assert lib.call_with(lambda v: v["k"], {"k": 4}) == 4
+    assert lib.call_with(lambda: np.int64(7)) == 7  # __index__ types return as ints
     c = lib.make_counter(3)
     got = lib.call_with(lambda v: v, c)
     assert got.same_as(c) and got is not c  # the same C++ object, a new wrapper
+    assert got == c and hash(got) == hash(c) and got != lib.make_counter(3)
+    assert len({got, c}) == 1
 
 
 def test_python_exceptions_cross_cpp_with_kind_and_message(lib):
