@@ -89,10 +89,13 @@ libtvm_ffi = Extension(
     LIBTVM_FFI,
     sorted(glob("src/lib/*.cc")),
     include_dirs=["include"],
-    depends=["include/tvm/ffi/c_api.h"],
+    depends=["include/tvm/ffi/c_api.h", os.path.join("src", "lib", "libtvm_ffi.map")],
     language="c++",  # linked by the C++ driver: it needs libstdc++
     extra_compile_args=["-std=c++17", "-O2", "-fvisibility=hidden"],
-    extra_link_args=["-Wl,-soname,libtvm_ffi.so"],
+    extra_link_args=[
+        "-Wl,-soname,libtvm_ffi.so",
+        f"-Wl,--version-script={os.path.join(ROOT, 'src', 'lib', 'libtvm_ffi.map')}",
+    ],
 )
 
 

@@ -2,6 +2,8 @@
 // Global functions by name and the members of object types by (type key, name), each entry
 // holding one reference to its object. Plain C++17: libraries written in C++ and the Python
 // core reach it alike, the first through their weak references to these symbols.
+// Strong definitions here; every other library declares the registry weak (c_api.h).
+#define TVM_FFI_REGISTRY_API
 #include <tvm/ffi/c_api.h>
 
 #include <map>

@@ -172,10 +172,12 @@ typedef int (*TVMFFIFunctionEntry)(const TVMFFICallContext* ctx, const TVMFFIAny
  * when libtvm_ffi.so is already loaded into the global scope (the Python package loads it
  * before any library it loads) or sees a NULL address (TVMFFIRegistryAvailable() is false).
  */
+#ifndef TVM_FFI_REGISTRY_API  /* libtvm_ffi itself defines it empty: its definitions are strong */
 #if defined(__GNUC__) || defined(__clang__)
 #define TVM_FFI_REGISTRY_API __attribute__((weak))
 #else
 #define TVM_FFI_REGISTRY_API
+#endif
 #endif
 
 /*!

@@ -11,16 +11,6 @@
 #define TVM_FFI_CONTAINER_TENSOR_H_
 
 #include <tvm/ffi/detail/tensor.h>
-
-// The names code written for apache-tvm-ffi finds through this header (its tensor.h brings
-// them through its own includes).
-#include <tvm/ffi/any.h>
-#include <tvm/ffi/container/array.h>
-#include <tvm/ffi/container/variant.h>
-#include <tvm/ffi/dtype.h>
-#include <tvm/ffi/function.h>
-#include <tvm/ffi/object.h>
-#include <tvm/ffi/optional.h>
-#include <tvm/ffi/string.h>
+#include <tvm/ffi/detail/names.h>
 
 #endif  // TVM_FFI_CONTAINER_TENSOR_H_

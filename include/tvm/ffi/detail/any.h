@@ -1,4 +1,6 @@
 /*
+ * The implementation behind tvm/ffi/any.h (the public header).
+ *
  * tvm::ffi::AnyView and tvm::ffi::Any: one value of any type the ABI carries.
  *
  * AnyView borrows (an argument of the call, or a C++ value that outlives the view); Any owns
@@ -6,15 +8,15 @@
  * with cast<T>() (throws TypeError) or as<T>() / try_cast<T>() (std::optional). As parameters
  * of an exported function they accept any argument; as results they return their value.
  */
-#ifndef TVM_FFI_ANY_H_
-#define TVM_FFI_ANY_H_
+#ifndef TVM_FFI_DETAIL_ANY_H_
+#define TVM_FFI_DETAIL_ANY_H_
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/detail/any_convert.h>
 #include <tvm/ffi/detail/export.h>
 #include <tvm/ffi/detail/object_convert.h>
-#include <tvm/ffi/object.h>
+#include <tvm/ffi/detail/object.h>
 
 #include <optional>
 #include <type_traits>
@@ -262,4 +264,4 @@ struct TypeTraits<Any> {
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-#endif  // TVM_FFI_ANY_H_
+#endif  // TVM_FFI_DETAIL_ANY_H_

@@ -17,7 +17,7 @@
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/detail/tensor.h>
-#include <tvm/ffi/string.h>
+#include <tvm/ffi/detail/string.h>
 
 #include <cstddef>
 #include <cstdint>

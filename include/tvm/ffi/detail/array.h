@@ -1,13 +1,15 @@
 /*
+ * The implementation behind tvm/ffi/container/array.h (the public header).
+ *
  * tvm::ffi::Array<T>: a sequence. As a parameter it accepts a Python list or tuple; as a
  * result it comes back as a list. Value semantics over std::vector (a copy is a copy), with
  * the member names kernel-library wrappers use.
  */
-#ifndef TVM_FFI_CONTAINER_ARRAY_H_
-#define TVM_FFI_CONTAINER_ARRAY_H_
+#ifndef TVM_FFI_DETAIL_ARRAY_H_
+#define TVM_FFI_DETAIL_ARRAY_H_
 
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -86,4 +88,4 @@ class Array {
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-#endif  // TVM_FFI_CONTAINER_ARRAY_H_
+#endif  // TVM_FFI_DETAIL_ARRAY_H_

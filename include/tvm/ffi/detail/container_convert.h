@@ -8,12 +8,12 @@
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
-#include <tvm/ffi/container/array.h>
-#include <tvm/ffi/container/map.h>
-#include <tvm/ffi/container/shape.h>
-#include <tvm/ffi/container/tuple.h>
+#include <tvm/ffi/detail/array.h>
+#include <tvm/ffi/detail/map.h>
+#include <tvm/ffi/detail/shape.h>
+#include <tvm/ffi/detail/tuple.h>
 #include <tvm/ffi/detail/any_convert.h>
-#include <tvm/ffi/optional.h>
+#include <tvm/ffi/detail/optional.h>
 
 #include <cstddef>
 #include <cstdint>

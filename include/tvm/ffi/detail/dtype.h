@@ -1,15 +1,17 @@
 /*
+ * The implementation behind tvm/ffi/dtype.h (the public header).
+ *
  * DLDataType helpers: comparison, the string form ("float32", "bfloat16", "int8x4") and
  * printing to a std::ostream, as kernel-library wrappers use them in checks and messages.
  */
-#ifndef TVM_FFI_DTYPE_H_
-#define TVM_FFI_DTYPE_H_
+#ifndef TVM_FFI_DETAIL_DTYPE_H_
+#define TVM_FFI_DETAIL_DTYPE_H_
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/append.h>
 #include <tvm/ffi/dlpack.h>
-#include <tvm/ffi/error.h>
-#include <tvm/ffi/string.h>
+#include <tvm/ffi/detail/error.h>
+#include <tvm/ffi/detail/string.h>
 
 #include <cstdint>
 #include <iosfwd>
@@ -115,4 +117,4 @@ std::basic_ostream<CharT, Traits>& operator<<(std::basic_ostream<CharT, Traits>&
   return os << text;
 }
 
-#endif  // TVM_FFI_DTYPE_H_
+#endif  // TVM_FFI_DETAIL_DTYPE_H_

@@ -1,12 +1,14 @@
 /*
+ * The implementation behind tvm/ffi/error.h (the public header).
+ *
  * tvm::ffi::Error and the TVM_FFI_THROW / TVM_FFI_CHECK macros.
  *
  * An Error carries a kind (the name of the Python exception the caller should raise, e.g.
  * "ValueError"), a message, and where it was thrown. An exported function that throws one
  * reports all four through the C ABI (see function.h).
  */
-#ifndef TVM_FFI_ERROR_H_
-#define TVM_FFI_ERROR_H_
+#ifndef TVM_FFI_DETAIL_ERROR_H_
+#define TVM_FFI_DETAIL_ERROR_H_
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/append.h>
@@ -303,4 +305,4 @@ TVM_FFI_DETAIL_HIDDEN_END
        ; tvm_ffi_error_builder_.Throw())                                                     \
   tvm_ffi_error_builder_.Get()
 
-#endif  // TVM_FFI_ERROR_H_
+#endif  // TVM_FFI_DETAIL_ERROR_H_

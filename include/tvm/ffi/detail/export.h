@@ -11,7 +11,7 @@
 #include <tvm/ffi/detail/any_convert.h>
 #include <tvm/ffi/detail/container_convert.h>
 #include <tvm/ffi/detail/env_state.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,4 +1,6 @@
 /*
+ * The implementation behind tvm/ffi/function.h (the public header).
+ *
  * TVM_FFI_DLL_EXPORT_TYPED_FUNC: export a typed C++ function through the C ABI of c_api.h.
  *
  *   void AddOne(tvm::ffi::TensorView x, tvm::ffi::TensorView y);
@@ -7,18 +9,18 @@
  * defines the symbol `__tvm_ffi_add_one`, which a loader finds with dlsym (or by listing the
  * library's dynamic symbols). Supported types are listed in docs/guides/cpp_core.md.
  */
-#ifndef TVM_FFI_FUNCTION_H_
-#define TVM_FFI_FUNCTION_H_
+#ifndef TVM_FFI_DETAIL_FUNCTION_H_
+#define TVM_FFI_DETAIL_FUNCTION_H_
 
-#include <tvm/ffi/any.h>
+#include <tvm/ffi/detail/any.h>
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/detail/tensor.h>
 #include <tvm/ffi/detail/export.h>
-#include <tvm/ffi/error.h>
-#include <tvm/ffi/object.h>
-#include <tvm/ffi/optional.h>
-#include <tvm/ffi/string.h>
+#include <tvm/ffi/detail/error.h>
+#include <tvm/ffi/detail/object.h>
+#include <tvm/ffi/detail/optional.h>
+#include <tvm/ffi/detail/string.h>
 
 #include <string>
 #include <string_view>
@@ -223,4 +225,4 @@ TVM_FFI_DETAIL_HIDDEN_END
     return TvmFfiExportTraits_::Call(tvm_ffi_callable_, #Name, ctx, args, num_args, result);     \
   }
 
-#endif  // TVM_FFI_FUNCTION_H_
+#endif  // TVM_FFI_DETAIL_FUNCTION_H_

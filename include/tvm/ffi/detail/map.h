@@ -1,14 +1,16 @@
 /*
+ * The implementation behind tvm/ffi/container/map.h (the public header).
+ *
  * tvm::ffi::Map<K, V>: a mapping. As a parameter it accepts a Python dict; as a result it
  * comes back as a dict. Entries keep insertion order (as Python's dict does); lookups are
  * linear, which is the fast choice for the handful of options a kernel wrapper receives.
  */
-#ifndef TVM_FFI_CONTAINER_MAP_H_
-#define TVM_FFI_CONTAINER_MAP_H_
+#ifndef TVM_FFI_DETAIL_MAP_H_
+#define TVM_FFI_DETAIL_MAP_H_
 
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/error.h>
-#include <tvm/ffi/optional.h>
+#include <tvm/ffi/detail/error.h>
+#include <tvm/ffi/detail/optional.h>
 
 #include <cstddef>
 #include <initializer_list>
@@ -99,4 +101,4 @@ class Map {
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-#endif  // TVM_FFI_CONTAINER_MAP_H_
+#endif  // TVM_FFI_DETAIL_MAP_H_

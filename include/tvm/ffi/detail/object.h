@@ -1,4 +1,6 @@
 /*
+ * The implementation behind tvm/ffi/object.h (the public header).
+ *
  * tvm::ffi::Object, ObjectPtr<T>, ObjectRef and make_object<T>: reference-counted C++ objects
  * that cross the C ABI as kTVMFFIRefObject values (c_api.h, docs/abi.md). Functions
  * (function.h) and modules (extra/module.h) are objects; so is any class a library derives
@@ -7,8 +9,8 @@
  * An ObjectRef holds any TVMFFIRefObject, also one made by another library or by Python;
  * get() reaches the C++ Object only when the object is one (TVM_FFI_OBJECT_IS_CXX).
  */
-#ifndef TVM_FFI_OBJECT_H_
-#define TVM_FFI_OBJECT_H_
+#ifndef TVM_FFI_DETAIL_OBJECT_H_
+#define TVM_FFI_DETAIL_OBJECT_H_
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
@@ -19,11 +21,14 @@
 #include <type_traits>
 #include <utility>
 
-// Hidden: each library keeps its own copy; no library binds to another's instantiations.
-TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
 
+// Object, ObjectPtr, ObjectRef and UnsafeInit (and ModuleObj, extra/module.h) have default
+// visibility, unlike the rest of the headers: user classes derive from them and hold them as
+// fields, and a class of default visibility (the default) with a hidden base or field draws
+// -Wattributes. Their members are small inline functions of one ABI version, the same in every
+// library. Everything else here is hidden: each library keeps its own copy.
 class Object;
 class ObjectRef;
 template <typename T>
@@ -32,11 +37,13 @@ class ObjectPtr;
 /*! \brief Tag for the constructors that leave an object handle empty (apache-tvm-ffi's name). */
 struct UnsafeInit {};
 
+TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace detail {
 struct ObjectCells;
 template <typename T>
 struct ObjectTypeOf;
 }  // namespace detail
+TVM_FFI_DETAIL_HIDDEN_END
 
 /*!
  * \brief Base of every C++ object that crosses the ABI. Derive from it, declare the type key
@@ -79,6 +86,7 @@ class Object {
   friend struct detail::ObjectCells;
 };
 
+TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace detail {
 
 /*! \brief Moves between an Object and its C view, and counts references through the view. */
@@ -132,6 +140,8 @@ struct ObjectTypeOf {
 };
 
 }  // namespace detail
+
+TVM_FFI_DETAIL_HIDDEN_END
 
 /*!
  * \brief An owning pointer to an object: a C++ T, or (as ObjectPtr<Object>) any object that
@@ -189,6 +199,7 @@ class ObjectPtr {
   friend class ObjectPtr;
 };
 
+TVM_FFI_DETAIL_HIDDEN_BEGIN
 /*! \brief Creates a T (derived from Object) with one reference, held by the result. */
 template <typename T, typename... Args>
 ObjectPtr<T> make_object(Args&&... args) {  // NOLINT(readability-identifier-naming)
@@ -199,6 +210,8 @@ ObjectPtr<T> make_object(Args&&... args) {  // NOLINT(readability-identifier-nam
   cell->type->inc_ref(cell);
   return ObjectPtr<T>::Adopt(cell);
 }
+
+TVM_FFI_DETAIL_HIDDEN_END
 
 /*! \brief A handle to an object; the base of Function, Module and user handle types. */
 class ObjectRef {
@@ -233,6 +246,8 @@ class ObjectRef {
   ObjectPtr<Object> data_;
   friend struct detail::ObjectCells;
 };
+
+TVM_FFI_DETAIL_HIDDEN_BEGIN
 
 inline TVMFFIRefObject* detail::ObjectCells::CellOfRef(const ObjectRef& ref) noexcept {
   return ref.data_.cell();
@@ -329,4 +344,4 @@ TVM_FFI_DETAIL_HIDDEN_END
   static constexpr bool _type_is_nullable = Nullable;                                          \
   using ContainerType = ObjectName
 
-#endif  // TVM_FFI_OBJECT_H_
+#endif  // TVM_FFI_DETAIL_OBJECT_H_

@@ -10,7 +10,7 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/detail/any_convert.h>
 #include <tvm/ffi/detail/export.h>
-#include <tvm/ffi/object.h>
+#include <tvm/ffi/detail/object.h>
 
 #include <string>
 #include <string_view>

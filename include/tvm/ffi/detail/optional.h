@@ -1,14 +1,16 @@
 /*
+ * The implementation behind tvm/ffi/optional.h (the public header).
+ *
  * tvm::ffi::Optional<T>: a value or nothing. As a parameter of an exported function it
  * accepts Python None; as a result, nothing comes back as None. A thin layer over
  * std::optional with the spellings kernel-library wrappers use (has_value, value, value_or,
  * defined, comparison with std::nullopt).
  */
-#ifndef TVM_FFI_OPTIONAL_H_
-#define TVM_FFI_OPTIONAL_H_
+#ifndef TVM_FFI_DETAIL_OPTIONAL_H_
+#define TVM_FFI_DETAIL_OPTIONAL_H_
 
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 
 #include <optional>
 #include <type_traits>
@@ -88,4 +90,4 @@ class Optional {
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-#endif  // TVM_FFI_OPTIONAL_H_
+#endif  // TVM_FFI_DETAIL_OPTIONAL_H_

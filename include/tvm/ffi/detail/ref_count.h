@@ -14,8 +14,9 @@
 #include <atomic>
 #endif
 
-// Hidden: each library keeps its own copy; no library binds to another's instantiations.
-TVM_FFI_DETAIL_HIDDEN_BEGIN
+// Default visibility, unlike the other detail types: tvm::ffi::Object (default visibility, see
+// object.h) holds one, and a class must not have a field of lower visibility. Its members are
+// the same few atomic operations in every library.
 namespace tvm {
 namespace ffi {
 namespace detail {
@@ -51,6 +52,5 @@ class RefCount {
 }  // namespace detail
 }  // namespace ffi
 }  // namespace tvm
-TVM_FFI_DETAIL_HIDDEN_END
 
 #endif  // TVM_FFI_DETAIL_REF_COUNT_H_

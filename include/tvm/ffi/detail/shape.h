@@ -1,14 +1,16 @@
 /*
+ * The implementation behind tvm/ffi/container/shape.h (the public header).
+ *
  * Shapes: IntArrayView (also named ShapeView), the non-owning view TensorView::shape() and
  * strides() return, and tvm::ffi::Shape, an owning array of int64_t. As a parameter of an
  * exported function a Shape accepts a Python list or tuple of ints; as a result it comes back
  * as a tuple.
  */
-#ifndef TVM_FFI_CONTAINER_SHAPE_H_
-#define TVM_FFI_CONTAINER_SHAPE_H_
+#ifndef TVM_FFI_DETAIL_SHAPE_H_
+#define TVM_FFI_DETAIL_SHAPE_H_
 
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -200,4 +202,4 @@ class Shape {
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-#endif  // TVM_FFI_CONTAINER_SHAPE_H_
+#endif  // TVM_FFI_DETAIL_SHAPE_H_

@@ -1,11 +1,13 @@
 /*
+ * The implementation behind tvm/ffi/string.h (the public header).
+ *
  * tvm::ffi::String (text) and tvm::ffi::Bytes (binary data, e.g. a CUBIN).
  *
  * Both own their characters, know their size (embedded NULs are kept), and are cheap to
  * copy: copies share one immutable buffer. They convert implicitly to std::string_view.
  */
-#ifndef TVM_FFI_STRING_H_
-#define TVM_FFI_STRING_H_
+#ifndef TVM_FFI_DETAIL_STRING_H_
+#define TVM_FFI_DETAIL_STRING_H_
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/shared_chars.h>
@@ -135,4 +137,4 @@ struct hash<::tvm::ffi::Bytes> {
 };
 }  // namespace std
 
-#endif  // TVM_FFI_STRING_H_
+#endif  // TVM_FFI_DETAIL_STRING_H_

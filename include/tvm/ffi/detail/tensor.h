@@ -14,12 +14,12 @@
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
-#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/detail/shape.h>
 #include <tvm/ffi/detail/append.h>
 #include <tvm/ffi/detail/env_state.h>
 #include <tvm/ffi/detail/ref_count.h>
 #include <tvm/ffi/dlpack.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -1,10 +1,12 @@
 /*
+ * The implementation behind tvm/ffi/container/tuple.h (the public header).
+ *
  * tvm::ffi::Tuple<Ts...>: a fixed-size group of values of different types. As a parameter it
  * accepts a Python tuple or list of exactly that length; as a result it comes back as a
  * tuple. get<I>() and structured bindings read the elements.
  */
-#ifndef TVM_FFI_CONTAINER_TUPLE_H_
-#define TVM_FFI_CONTAINER_TUPLE_H_
+#ifndef TVM_FFI_DETAIL_TUPLE_H_
+#define TVM_FFI_DETAIL_TUPLE_H_
 
 #include <tvm/ffi/base.h>
 
@@ -66,4 +68,4 @@ template <size_t I, typename... Ts>
 struct tuple_element<I, ::tvm::ffi::Tuple<Ts...>> : tuple_element<I, std::tuple<Ts...>> {};
 }  // namespace std
 
-#endif  // TVM_FFI_CONTAINER_TUPLE_H_
+#endif  // TVM_FFI_DETAIL_TUPLE_H_

@@ -1,15 +1,17 @@
 /*
+ * The implementation behind tvm/ffi/container/variant.h (the public header).
+ *
  * tvm::ffi::Variant<Ts...>: a value of one of several types. As a parameter of an exported
  * function it takes the first alternative, in order, that the argument converts to (so list
  * `double` before `int64_t` only if an int should become a double); as a result it returns the
  * alternative it holds. (std::variant converts the same way once extra/stl.h is included.)
  */
-#ifndef TVM_FFI_CONTAINER_VARIANT_H_
-#define TVM_FFI_CONTAINER_VARIANT_H_
+#ifndef TVM_FFI_DETAIL_VARIANT_H_
+#define TVM_FFI_DETAIL_VARIANT_H_
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/any_convert.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 
 #include <optional>
 #include <string>
@@ -184,4 +186,4 @@ struct TypeTraits<Variant<Ts...>> : VariantTraits<Variant<Ts...>, Ts...> {};
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-#endif  // TVM_FFI_CONTAINER_VARIANT_H_
+#endif  // TVM_FFI_DETAIL_VARIANT_H_

@@ -10,15 +10,17 @@
 
 #include <tvm/ffi/detail/export.h>
 #include <tvm/ffi/detail/object_convert.h>
-#include <tvm/ffi/error.h>
-#include <tvm/ffi/function.h>
-#include <tvm/ffi/object.h>
-#include <tvm/ffi/optional.h>
-#include <tvm/ffi/string.h>
+#include <tvm/ffi/detail/error.h>
+#include <tvm/ffi/detail/function.h>
+#include <tvm/ffi/detail/object.h>
+#include <tvm/ffi/detail/optional.h>
+#include <tvm/ffi/detail/string.h>
 
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
+
+TVM_FFI_DETAIL_HIDDEN_END  // default visibility, as Object's (detail/object.h says why)
 
 class ModuleObj : public Object {
  public:
@@ -49,6 +51,8 @@ class ModuleObj : public Object {
   virtual Optional<String> GetFunctionDoc(const String&) { return std::nullopt; }
   virtual Optional<String> GetFunctionMetadata(const String&) { return std::nullopt; }
 };
+
+TVM_FFI_DETAIL_HIDDEN_BEGIN
 
 /*! \brief A handle to a module: one made in C++, or one another library or Python made. */
 class Module : public ObjectRef {

@@ -7,9 +7,9 @@
 #ifndef TVM_FFI_EXTRA_STL_H_
 #define TVM_FFI_EXTRA_STL_H_
 
-#include <tvm/ffi/container/variant.h>
+#include <tvm/ffi/detail/variant.h>
 #include <tvm/ffi/detail/container_convert.h>
-#include <tvm/ffi/function.h>
+#include <tvm/ffi/detail/function.h>
 
 #include <functional>
 #include <map>

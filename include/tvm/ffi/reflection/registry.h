@@ -16,9 +16,9 @@
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/object_convert.h>
-#include <tvm/ffi/error.h>
-#include <tvm/ffi/function.h>
-#include <tvm/ffi/object.h>
+#include <tvm/ffi/detail/error.h>
+#include <tvm/ffi/detail/function.h>
+#include <tvm/ffi/detail/object.h>
 
 #include <string>
 #include <utility>

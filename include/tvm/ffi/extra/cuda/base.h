@@ -13,7 +13,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.

@@ -19,7 +19,7 @@
 #include <cuda.h>
 #include <driver_types.h>
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 #include <tvm/ffi/extra/cuda/base.h>
 #include <tvm/ffi/extra/cuda/detail/cubin_image.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
@@ -27,11 +27,11 @@
 #include <tvm/ffi/extra/cuda/detail/launcher_linkage.h>
 #include <tvm/ffi/extra/cuda/internal/unified_api.h>
 #include <tvm/ffi/extra/cuda/launch_config.h>
-#include <tvm/ffi/string.h>
+#include <tvm/ffi/detail/string.h>
 // Wrappers around a launch are exported functions; the guide's code relies on this include.
 // The launcher's own parts (detail/launcher_linkage.h) need none of it: they skip its parse.
 #ifndef TVM_FFI_CUDA_LAUNCHER_PART
-#include <tvm/ffi/function.h>
+#include <tvm/ffi/detail/function.h>
 #endif
 
 #include <atomic>

@@ -15,7 +15,7 @@
 #include <dlfcn.h>
 #include <driver_types.h>
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 #include <tvm/ffi/extra/cuda/detail/launcher_linkage.h>
 
 #include <atomic>

@@ -7,7 +7,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api.h>
 
 #include <string>

@@ -21,7 +21,7 @@
 
 #include <cuda.h>
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/error.h>
+#include <tvm/ffi/detail/error.h>
 #include <tvm/ffi/extra/cuda/base.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api.h>
