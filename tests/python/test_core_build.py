@@ -231,3 +231,44 @@ def test_settings_key_changes_with_every_setting(monkeypatch):
     assert key(Extension("m", ["a.cc", "b.cc"])) != base
     monkeypatch.setenv("CXXFLAGS", "-g")
     assert key() != base
+
+
+def _build_shared_library(setup_module, tmp_path: Path, flags: list[str]) -> tuple[Path, Path]:
+    """Build SharedLibrary("pkg.lib.demo") with setup.py's BuildExt; (library, build_temp)."""
+    from setuptools import Distribution
+
+    library = setup_module.SharedLibrary(
+        "pkg.lib.demo", ["demo.cc"], extra_compile_args=flags, language="c++"
+    )
+    dist = Distribution({"name": "demo", "ext_modules": [library]})
+    dist.script_name = "setup.py"
+    cmd = setup_module.BuildExt(dist)
+    cmd.build_lib = str(tmp_path / "lib")
+    cmd.build_temp = str(tmp_path / "temp")
+    cmd.ensure_finalized()
+    cmd.run()
+    return tmp_path / "lib" / "pkg" / "lib" / "libdemo.so", tmp_path / "temp"
+
+
+def test_shared_library_and_per_settings_objects(tmp_path, monkeypatch):
+    """A SharedLibrary lands as <package>/lib<name>.so and loads; objects live under a folder
+    per settings, so a build with other flags compiles afresh and the same flags reuse."""
+    import ctypes
+
+    setup_module = _setup_module()
+    _cxx()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.cc").write_text(
+        'extern "C" __attribute__((visibility("default"))) int demo_answer() { return 42; }\n'
+    )
+    lib, temp = _build_shared_library(setup_module, tmp_path, ["-O1"])
+    assert ctypes.CDLL(str(lib)).demo_answer() == 42
+    (first,) = temp.iterdir()
+    built = first / "out" / "libdemo.so"
+    stamp = built.stat().st_mtime_ns
+    _build_shared_library(setup_module, tmp_path, ["-O1"])  # same settings: up to date
+    assert built.stat().st_mtime_ns == stamp
+    _build_shared_library(setup_module, tmp_path, ["-O2"])  # other flags: another folder
+    (second,) = [p for p in temp.iterdir() if p != first]
+    assert (second / "out" / "libdemo.so").is_file()
+    assert built.stat().st_mtime_ns == stamp  # the -O1 objects were left alone
