@@ -4,9 +4,10 @@ local compiler cache (a first host), then in a fresh cache directory with an emp
 compiler cache (a second host): every compile must come from the remote store. The JIT's
 compile commands name files relative to the build directory, so they are the same in both.
 
-ccache: host code and nvcc's device code both hit. sccache: host code and nvcc's ptxas step
-hit; its cudafe++/cicc steps do not (nvcc hands them the source's absolute path, which sccache
-hashes; see the JIT guide's "Compiler caches")."""
+ccache: host code and nvcc's device code both hit. sccache: host code hits; nvcc's device
+steps (cudafe++, cicc) hit only when the build directory has the same path on both hosts
+(``build_directory=``): nvcc hands them the source's absolute path, which sccache hashes (see
+the JIT guide's "Compiler caches")."""
 
 from __future__ import annotations
 
@@ -96,6 +97,7 @@ def _build_on_host(tmp_path: Path, host: str, monkeypatch, name: str, **sources)
     monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(tmp_path / host / "tvm-ffi"))
     path = Path(cpp.build_inline(name, **sources))
     build_dir = path.parent
+    assert build_dir.is_relative_to(tmp_path / host) or "build_directory" in sources
     # Nothing in the commands names where the cache is.
     assert str(tmp_path) not in (build_dir / "build.ninja").read_text()
     return build_dir
@@ -163,26 +165,36 @@ def test_sccache_remote_hit_from_a_fresh_cache_dir(redis_url, tmp_path, monkeypa
     monkeypatch.setenv("SCCACHE_REDIS_KEY_PREFIX", tmp_path.name)
     monkeypatch.setenv("SCCACHE_SERVER_PORT", str(_free_port()))
     monkeypatch.setenv("SCCACHE_IDLE_TIMEOUT", "0")
-    sources = {"cpp_sources": HOST_SOURCE}
     device = _has_nvcc()
-    if device:
-        sources["cuda_sources"] = DEVICE_SOURCE
+    # Device code: one build directory path on both hosts (each host starts it empty).
+    stable = tmp_path / "stable" / "remote_sccache_device"
     stats = {}
     for host in ("first", "second"):
         # A server per host, with its own (empty) local cache directory.
         monkeypatch.setenv("SCCACHE_DIR", str(tmp_path / host / "sccache"))
         _sccache("--start-server")
         try:
-            _build_on_host(tmp_path, host, monkeypatch, "remote_sccache", **sources)
+            _build_on_host(
+                tmp_path, host, monkeypatch, "remote_sccache_host", cpp_sources=HOST_SOURCE
+            )
+            if device:
+                shutil.rmtree(stable, ignore_errors=True)
+                _build_on_host(
+                    tmp_path, host, monkeypatch, "remote_sccache_device",
+                    cuda_sources=DEVICE_SOURCE, build_directory=str(stable),
+                )  # fmt: skip
             report = json.loads(_sccache("--show-stats", "--stats-format=json").stdout)
             assert report["cache_location"].startswith(f"redis, name: {redis_url}")
             stats[host] = report["stats"]
         finally:
             _sccache("--stop-server", check=False)
-    first_hits = stats["first"]["cache_hits"]["counts"]
-    second_hits = stats["second"]["cache_hits"]["counts"]
-    assert first_hits == {}
-    assert second_hits.get("C/C++") == 1  # the host code
+    assert stats["first"]["cache_hits"]["counts"] == {}
+    second = stats["second"]
+    assert second["cache_hits"]["counts"].get("C/C++") == 1  # the host module
     if device:
-        assert second_hits.get("CUDA") == 1  # nvcc's host side
-        assert second_hits.get("CUBIN", 0) >= 1  # ptxas
+        hits = second["cache_hits"]["counts"]
+        assert hits.get("CUDA") == 1  # the nvcc call
+        assert hits.get("CUDA (Device code)") == 1  # cudafe++
+        assert hits.get("PTX") == 1  # cicc
+        assert hits.get("CUBIN") == 1  # ptxas (one architecture)
+    assert second["cache_misses"]["counts"] == {}
