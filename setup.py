@@ -1,16 +1,27 @@
-"""Builds the one compiled extension, ``tvm_ffi._core``, and ships the C++ headers and CMake
-files inside the package (``tvm_ffi/include``, ``tvm_ffi/share/cmake/tvm_ffi``).
+"""Builds the compiled parts, ``tvm_ffi._core`` (and any shared library in ``LIBRARIES``), and
+ships the C++ headers and CMake files inside the package (``tvm_ffi/include``,
+``tvm_ffi/share/cmake/tvm_ffi``).
+
+The build is the same on every machine: the core declares the few CUDA driver names it uses
+itself (``src/python/cuda_decls``, the driver is dlopen'ed at run time), so no CUDA toolkit is
+looked for and every wheel has ``tvm_ffi.cuda``. Objects are kept per build settings (see
+``BuildExt``), and the sources of one target compile in parallel (``TVM_FFI_BUILD_JOBS``
+threads, default: one per CPU).
 
 Everything else is declared in pyproject.toml.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
+import sys
 from glob import glob
 
-from pybind11.setup_helpers import Pybind11Extension
+import pybind11
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
@@ -24,6 +35,11 @@ DATA_TREES = [
     ("cmake", os.path.join("tvm_ffi", "share", "cmake", "tvm_ffi")),
 ]
 
+# Compile flags every compiled target shares. -s (at link): the wheel ships stripped; the
+# dynamic symbols a loader needs stay.
+COMPILE_ARGS = ["-O3", "-fvisibility=hidden"]
+LINK_ARGS = ["-s"]
+
 
 def _tree_files(folder: str) -> list[str]:
     """Files under ``folder`` (relative to the repo root), sorted, no symlinks followed."""
@@ -34,6 +50,12 @@ def _tree_files(folder: str) -> list[str]:
             if not name.startswith("."):
                 out.append(os.path.relpath(os.path.join(dirpath, name), ROOT))
     return out
+
+
+class SharedLibrary(Extension):
+    """A plain shared library (no Python module init), installed as
+    ``<package folder>/lib<name>.so``: e.g. ``SharedLibrary("tvm_ffi.lib.tvm_ffi", ...)``
+    gives ``tvm_ffi/lib/libtvm_ffi.so``."""
 
 
 class BuildPyWithData(build_py):
@@ -58,59 +80,103 @@ class BuildPyWithData(build_py):
         return outputs
 
 
-def _cuda_include_dir() -> str | None:
-    """The CUDA toolkit's include folder (for cuda.h), or None: then ``tvm_ffi.cuda`` is
-    built without its launch half and says so when used."""
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for root in roots:
-        if root and os.path.isfile(os.path.join(root, "include", "cuda.h")):
-            return os.path.join(root, "include")
-    return None
+def settings_key(compiler: object, ext: Extension) -> str:
+    """A digest of everything that decides what a target's objects contain, other than the
+    source files' contents (the up-to-date check compares those by time)."""
+    settings = {
+        "compiler": [
+            getattr(compiler, a, None) for a in ("compiler_so", "compiler_cxx", "linker_so")
+        ],
+        "env": {
+            k: os.environ.get(k) for k in ("CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")
+        },
+        "python": [sys.implementation.cache_tag, sys.abiflags, sys.platform],
+        "pybind11": pybind11.__version__,
+        "ext": [
+            ext.name,
+            sorted(ext.sources),
+            ext.include_dirs,
+            ext.define_macros,
+            ext.undef_macros,
+            ext.extra_compile_args,
+            ext.extra_link_args,
+            ext.libraries,
+        ],
+    }
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
-CUDA_INCLUDE = _cuda_include_dir()
+class BuildExt(build_ext):
+    """build_ext that never reuses objects built with other settings: each target is compiled
+    and linked under ``<build_temp>/<settings_key>`` and copied to its place from there, so a
+    later build with other flags, another compiler or another Python starts from nothing
+    (setuptools alone would find the old output newer than the sources and keep it)."""
 
-ext = Pybind11Extension(
+    _keyed_output: str | None = None
+
+    def get_ext_filename(self, fullname: str) -> str:
+        ext = self.ext_map.get(fullname)
+        if isinstance(ext, SharedLibrary):
+            *package, name = fullname.split(".")
+            return os.path.join(*package, f"lib{name}.so")
+        return super().get_ext_filename(fullname)
+
+    def get_ext_fullpath(self, ext_name: str) -> str:
+        # Inside build_extension: where this settings key's copy lives (the up-to-date check
+        # and the link both use it).
+        return self._keyed_output or super().get_ext_fullpath(ext_name)
+
+    def build_extension(self, ext: Extension) -> None:
+        dest = self.get_ext_fullpath(ext.name)
+        base_temp = self.build_temp
+        self.build_temp = os.path.join(base_temp, settings_key(self.compiler, ext))
+        self._keyed_output = os.path.join(self.build_temp, "out", os.path.basename(dest))
+        try:
+            super().build_extension(ext)
+            output = self._keyed_output
+        finally:
+            self.build_temp = base_temp
+            self._keyed_output = None
+        self.mkpath(os.path.dirname(dest))
+        self.copy_file(output, dest)
+
+
+CORE = Pybind11Extension(
     "tvm_ffi._core",
     sorted(glob("src/python/*.cc")),
-    include_dirs=["include", *([CUDA_INCLUDE] if CUDA_INCLUDE else [])],
-    define_macros=[("TVM_FFI_PY_WITH_CUDA", "1" if CUDA_INCLUDE else "0")],
-    depends=sorted(glob("src/python/*.h")) + _tree_files("include"),
+    # cuda_decls first: its cuda.h stands in for the toolkit's, which is never looked for.
+    include_dirs=["src/python/cuda_decls", "include"],
+    depends=sorted(glob("src/python/*.h") + glob("src/python/cuda_decls/*.h"))
+    + _tree_files("include"),
     cxx_std=17,
-    extra_compile_args=["-O3", "-fvisibility=hidden"],
+    extra_compile_args=COMPILE_ARGS,
+    extra_link_args=LINK_ARGS,
     libraries=["dl"],
 )
 
-# ---- libtvm_ffi.so: the process-wide registry (src/lib), a plain C++ shared library ----
-# Shipped as tvm_ffi/lib/libtvm_ffi.so so that `-L<dir> -ltvm_ffi` links against it; the soname
-# lets a library that lists it as DT_NEEDED reuse the copy tvm_ffi._core already loaded.
-LIBTVM_FFI = "tvm_ffi.lib.libtvm_ffi"
-libtvm_ffi = Extension(
-    LIBTVM_FFI,
-    sorted(glob("src/lib/*.cc")),
-    include_dirs=["include"],
-    depends=["include/tvm/ffi/c_api.h", os.path.join("src", "lib", "libtvm_ffi.map")],
-    language="c++",  # linked by the C++ driver: it needs libstdc++
-    extra_compile_args=["-std=c++17", "-O2", "-fvisibility=hidden"],
-    extra_link_args=[
-        "-Wl,-soname,libtvm_ffi.so",
-        f"-Wl,--version-script={os.path.join(ROOT, 'src', 'lib', 'libtvm_ffi.map')}",
-    ],
-)
+# Plain shared libraries shipped in the package (each file listed in tests/python/wheel_files.txt).
+# libtvm_ffi.so: the process-wide registry (src/lib), at tvm_ffi/lib/libtvm_ffi.so so that
+# `-L<dir> -ltvm_ffi` links against it; its soname lets a library that lists it as DT_NEEDED
+# reuse the copy tvm_ffi._core already loaded; the version script exports the registry alone.
+LIBRARIES: list[Extension] = [
+    SharedLibrary(
+        "tvm_ffi.lib.tvm_ffi",
+        sorted(glob("src/lib/*.cc")),
+        include_dirs=["include"],
+        depends=["include/tvm/ffi/c_api.h", os.path.join("src", "lib", "libtvm_ffi.map")],
+        language="c++",  # linked by the C++ driver: it needs libstdc++
+        extra_compile_args=["-std=c++17", *COMPILE_ARGS],
+        extra_link_args=[
+            *LINK_ARGS,
+            "-Wl,-soname,libtvm_ffi.so",
+            f"-Wl,--version-script={os.path.join(ROOT, 'src', 'lib', 'libtvm_ffi.map')}",
+        ],
+    )
+]
 
-
-class BuildExtWithLib(build_ext):
-    """build_ext that names libtvm_ffi plainly (an extension module gets a cpython suffix)."""
-
-    def get_ext_filename(self, fullname: str) -> str:
-        # Asked with the full dotted name or, by get_ext_fullpath, with its last part only.
-        parts = fullname.split(".")
-        if parts[-1] == LIBTVM_FFI.rsplit(".", 1)[-1]:
-            return os.path.join(*parts) + ".so"
-        return super().get_ext_filename(fullname)
-
-
-setup(
-    ext_modules=[ext, libtvm_ffi],
-    cmdclass={"build_py": BuildPyWithData, "build_ext": BuildExtWithLib},
-)
+if __name__ == "__main__":
+    ParallelCompile("TVM_FFI_BUILD_JOBS").install()
+    setup(
+        ext_modules=[CORE, *LIBRARIES],
+        cmdclass={"build_py": BuildPyWithData, "build_ext": BuildExt},
+    )

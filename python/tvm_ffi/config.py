@@ -1,12 +1,13 @@
-"""Where the installed headers and CMake package live, for build systems.
+"""Where the installed headers, CMake package and libraries live, for build systems.
 
-``python -m tvm_ffi.config --includedir`` prints the directory to add with ``-I``;
-``--cmakedir`` the one to give CMake as ``tvm_ffi_DIR`` (or in ``CMAKE_PREFIX_PATH``);
-``--version`` the package version. apache-tvm-ffi's flags work too: ``--dlpack-includedir``,
-``--cxxflags``, ``--cflags``, ``--libdir``, ``--libfiles``, ``--ldflags`` and ``--libs`` (the
-last four name ``libtvm_ffi.so``, the process-wide registry; linking it is optional, libraries
-reach it through weak symbols). Each flag prints one line; several flags (not ``--version``)
-print one line each, in apache-tvm-ffi's order.
+``tvm-ffi-config`` (also ``python -m tvm_ffi.config`` and ``python -m tvm_ffi``) takes
+apache-tvm-ffi's flags: ``--includedir`` prints the directory to add with ``-I``,
+``--cmakedir`` the one to give CMake as ``tvm_ffi_DIR``; ``--dlpack-includedir``,
+``--cxxflags``, ``--cflags``, ``--libdir``, ``--libfiles``, ``--libs``, ``--ldflags``,
+``--sourcedir`` and ``--cython-lib-path`` as there (the library flags name ``libtvm_ffi.so``,
+the process-wide registry; linking it is optional, libraries reach it through weak symbols;
+``--cython-lib-path`` has no meaning here and fails saying so), and ``--version``. Each flag prints one line; several flags (not ``--version``)
+print one line each, in apache-tvm-ffi's order. No flag prints the help.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ def get_cmake_dir() -> str:
     raise RuntimeError(f"tvm_ffi CMake files not found next to {_PACKAGE}; reinstall tvm-ffi-cubin")
 
 
+def _cxxflags() -> str:
+    return " ".join(dict.fromkeys([f"-I{get_include_dir()}", f"-I{get_dlpack_include_dir()}"]))
+
+
 def get_libtvm_ffi_path() -> str:
     """Absolute path of ``libtvm_ffi.so``, the process-wide registry (docs/abi.md). Here, not in
     libinfo, because tvm_ffi._core asks for it on a JIT cache hit, which imports only this."""
@@ -74,52 +79,87 @@ def get_libtvm_ffi_path() -> str:
     return path
 
 
-def _cxxflags() -> str:
-    return " ".join(dict.fromkeys([f"-I{get_include_dir()}", f"-I{get_dlpack_include_dir()}"]))
+def _libfile() -> str:
+    from . import libinfo  # lazily: libinfo imports this module
+
+    return libinfo.find_libtvm_ffi()
 
 
-# flag -> what it prints, in the order apache-tvm-ffi prints them when given together.
-_PRINTERS = {
-    "includedir": get_include_dir,
-    "dlpack_includedir": get_dlpack_include_dir,
-    "cmakedir": get_cmake_dir,
-    "libdir": lambda: os.path.dirname(get_libtvm_ffi_path()),
-    "libfiles": get_libtvm_ffi_path,
-    "cxxflags": lambda: f"{_cxxflags()} -std=c++17",
-    "cflags": _cxxflags,
-    "libs": lambda: "-ltvm_ffi",
-    "ldflags": lambda: f"-L{os.path.dirname(get_libtvm_ffi_path())}",
+def _libs() -> str:
+    _libfile()  # the library must be there to link against
+    return "-ltvm_ffi"
+
+
+def _source_dir() -> str:
+    # A source checkout: the package sits in <repo>/python/tvm_ffi beside <repo>/src.
+    if os.path.isdir(os.path.join(_REPO, "src")) and os.path.isfile(
+        os.path.join(_REPO, "pyproject.toml")
+    ):
+        return _REPO
+    raise RuntimeError(
+        "tvm-ffi-cubin is installed without its sources (the wheel ships headers and the CMake "
+        "package only): use --includedir or --cmakedir, or a source checkout"
+    )
+
+
+def _no_cython() -> str:
+    raise RuntimeError(
+        "tvm-ffi-cubin has no Cython module (its compiled core, tvm_ffi._core, is a private "
+        "extension with no API to compile against)"
+    )
+
+
+# flag -> (what it prints, help), in the order apache-tvm-ffi prints them when given together.
+_FLAGS = {
+    "includedir": (get_include_dir, "the C++ include directory"),
+    "dlpack_includedir": (get_dlpack_include_dir, "the folder of dlpack/dlpack.h"),
+    "cmakedir": (get_cmake_dir, "the CMake package directory"),
+    "libdir": (lambda: os.path.dirname(_libfile()), "the folder of libtvm_ffi.so"),
+    "libfiles": (_libfile, "the full path of libtvm_ffi.so"),
+    "sourcedir": (_source_dir, "the source checkout (not in an installed wheel)"),
+    "cython_lib_path": (_no_cython, "no meaning here: tvm-ffi-cubin has no Cython module"),
+    "cxxflags": (lambda: f"{_cxxflags()} -std=c++17", "flags to compile C++ against tvm_ffi"),
+    "cflags": (_cxxflags, "include flags for C"),
+    "libs": (_libs, "the library to link: -ltvm_ffi"),
+    "ldflags": (lambda: f"-L{os.path.dirname(_libfile())}", "link flags: -L<libdir>"),
 }
 
 
+def _prog() -> str:
+    if os.path.basename(sys.argv[0]) == "tvm-ffi-config":
+        return "tvm-ffi-config"
+    return "python -m tvm_ffi.config"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``tvm-ffi-config`` command line; returns the exit status."""
     import argparse  # only the command line needs it; keeps `import tvm_ffi.config` cheap
 
-    parser = argparse.ArgumentParser(
-        prog="python -m tvm_ffi.config", description="Print where tvm_ffi is installed."
-    )
-    add = parser.add_argument
-    add("--includedir", action="store_true", help="the C++ include directory")
-    add("--dlpack-includedir", action="store_true", help="the folder of dlpack/dlpack.h")
-    add("--cmakedir", action="store_true", help="the CMake package directory")
-    add("--cxxflags", action="store_true", help="flags to compile C++ against tvm_ffi")
-    add("--cflags", action="store_true", help="include flags for C")
-    add("--libdir", action="store_true", help="the folder of libtvm_ffi.so (the registry)")
-    add("--libfiles", action="store_true", help="the path of libtvm_ffi.so")
-    add("--libs", action="store_true", help="libraries to link: -ltvm_ffi (optional)")
-    add("--ldflags", action="store_true", help="link flags: -L<libdir>")
-    add("--version", action="store_true", help="the package version")
+    prog = _prog()
+    parser = argparse.ArgumentParser(prog=prog, description="Print where tvm_ffi is installed.")
+    for name, (_, text) in _FLAGS.items():
+        parser.add_argument("--" + name.replace("_", "-"), action="store_true", help=text)
+    parser.add_argument("--version", action="store_true", help="the package version")
     args = parser.parse_args(argv)
-    chosen = [name for name in _PRINTERS if getattr(args, name)]
+    chosen = [name for name in _FLAGS if getattr(args, name)]
     if args.version:
         if chosen:
             parser.error("--version cannot be combined with other flags")
         print(__version__)
         return 0
     if not chosen:
-        parser.error("give at least one flag (see --help)")
+        parser.print_help()
+        return 0
+    lines = []
     for name in chosen:
-        print(_PRINTERS[name]())
+        try:
+            lines.append(_FLAGS[name][0]())
+        except RuntimeError as e:
+            flag = "--" + name.replace("_", "-")
+            print(f"{prog}: error: {flag}: {e}", file=sys.stderr)
+            return 1
+    for line in lines:
+        print(line)
     return 0
 
 

@@ -3,8 +3,6 @@
 // exported function's TVMFFIEnvGetStream finds it, and cubin_launcher.h launches.
 #include "cuda_launch.h"
 
-#if TVM_FFI_PY_WITH_CUDA
-
 #include <structmember.h>
 
 #include <cstring>
@@ -570,5 +568,3 @@ PyObject* NewKernel(std::shared_ptr<const tvm::ffi::CubinKernel> kernel, Layout 
 
 }  // namespace cuda
 }  // namespace tvm_ffi_py
-
-#endif  // TVM_FFI_PY_WITH_CUDA

@@ -2,14 +2,13 @@
  * tvm_ffi.cuda's kernel types: CubinKernel (a kernel of a loaded image, with the parameter
  * layout its launches pack against) and the launcher `kernel[grid, block]` returns. Plain
  * CPython types with vectorcall, so a launch goes from Python to cuLaunchKernel without a
- * Python-level frame. Built only with the CUDA toolkit headers (TVM_FFI_PY_WITH_CUDA).
+ * Python-level frame.
  */
 #ifndef TVM_FFI_PY_CUDA_LAUNCH_H_
 #define TVM_FFI_PY_CUDA_LAUNCH_H_
 
 #include <Python.h>
 
-#if TVM_FFI_PY_WITH_CUDA
 #include <tvm/ffi/extra/cuda/cubin_launcher.h>
 
 #include <memory>
@@ -32,6 +31,5 @@ PyObject* RaiseFfiError(const tvm::ffi::Error& e);
 
 }  // namespace cuda
 }  // namespace tvm_ffi_py
-#endif  // TVM_FFI_PY_WITH_CUDA
 
 #endif  // TVM_FFI_PY_CUDA_LAUNCH_H_

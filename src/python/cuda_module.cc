@@ -1,6 +1,6 @@
 // tvm_ffi.cuda's bindings in _core: the loaded module (_CubinModule), and the driver-free
 // helpers the CPU tests drive (_cuda_param_layout, _cuda_parse_signature, _cuda_dim3,
-// _cuda_pack_args). The module part needs the CUDA toolkit headers at build time.
+// _cuda_pack_args).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <tvm/ffi/extra/cuda/detail/param_info.h>
@@ -36,7 +36,6 @@ cuda::Layout LayoutArg(const py::object& params) {
   return cuda::LayoutFromSlots(params.cast<std::vector<std::pair<uint32_t, uint32_t>>>());
 }
 
-#if TVM_FFI_PY_WITH_CUDA
 namespace detail = tvm::ffi::detail;
 
 /*! \brief A loaded image and the bytes its parameter layouts are read from. */
@@ -148,8 +147,6 @@ py::tuple DeviceCapability(int device) {
   }
   return py::make_tuple(major, minor);
 }
-#endif  // TVM_FFI_PY_WITH_CUDA
-
 }  // namespace
 
 void RegisterCuda(py::module_& m) {
@@ -210,8 +207,6 @@ void RegisterCuda(py::module_& m) {
       },
       py::arg("params"), py::arg("args"), py::arg("accept_host") = false,
       "Pack args against a layout or signature: (parameter buffer, CUDA device or -1).");
-#if TVM_FFI_PY_WITH_CUDA
-  m.attr("_cuda_available") = true;
   if (cuda::InitKernelTypes() == nullptr) ThrowPython();
   m.attr("CubinKernel") =
       py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(cuda::InitKernelTypes()));
@@ -223,9 +218,6 @@ void RegisterCuda(py::module_& m) {
       .def_property_readonly("label", &CudaModule::label)
       .def_property_readonly("handle", &CudaModule::handle);
   m.def("_cuda_device_capability", &DeviceCapability, py::arg("device"));
-#else
-  m.attr("_cuda_available") = false;
-#endif
 }
 
 }  // namespace tvm_ffi_py

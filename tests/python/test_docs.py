@@ -328,13 +328,15 @@ def _read_all(paths: list[Path], suffixes: set[str]) -> str:
 
 
 def _package_sources() -> tuple[str, str]:
-    """Where a TVM_FFI_* name may be defined: (headers + Python package, CMake files)."""
+    """Where a TVM_FFI_* name may be defined: (headers + Python package + setup.py, CMake
+    files)."""
     code = [
         p
         for root in (INCLUDE, REPO / "python" / "tvm_ffi")
         if root.exists()
         for p in root.rglob("*")
     ]
+    code.append(REPO / "setup.py")  # the build's own variables (TVM_FFI_BUILD_JOBS)
     cmake = list((REPO / "cmake").rglob("*")) if (REPO / "cmake").exists() else []
     cmake.append(REPO / "CMakeLists.txt")
     return _read_all(code, {".h", ".hpp", ".py"}), _read_all(cmake, {".cmake", ".in"})

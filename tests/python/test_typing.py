@@ -63,13 +63,10 @@ def _stub_names() -> dict[str, set[str]]:
 def test_stub_matches_the_compiled_core():
     stub = _stub_names()
     classes = ["Function", "Module", "Object", "Tensor", "CubinKernel"]
-    if not _core._cuda_available:  # a build without cuda.h has no tvm_ffi.cuda kernel type
-        stub[""].discard("CubinKernel")
-        classes.remove("CubinKernel")
     assert {n for n in stub[""] if not n.startswith("_")} == {
         n for n in dir(_core) if not n.startswith("_")
     }
-    assert all(hasattr(_core, n) for n in stub[""] if n != "CubinKernel" or _core._cuda_available)
+    assert all(hasattr(_core, n) for n in stub[""])
     for cls in classes:
         runtime = getattr(_core, cls)
         public = {n for n in vars(runtime) if not n.startswith("_")}

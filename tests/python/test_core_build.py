@@ -1,0 +1,274 @@
+"""The compiled core builds the same everywhere: no CUDA toolkit is looked for, the driver
+names it uses come from src/python/cuda_decls (checked here against the real toolkit headers),
+and every build has tvm_ffi.cuda's launcher. The setup.py mechanics (objects kept per build
+settings) are checked on its own functions."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tvm_ffi import _core
+
+REPO = Path(__file__).resolve().parents[2]
+DECLS = REPO / "src" / "python" / "cuda_decls"
+# The toolkit headers the launcher headers include; the core must get every one from DECLS.
+TOOLKIT_HEADERS = {"cuda.h", "cuda_runtime.h", "driver_types.h"}
+
+
+def _setup_module():
+    pytest.importorskip("pybind11")  # setup.py's own import; in the test extra
+    spec = importlib.util.spec_from_file_location("tvm_ffi_setup_under_test", REPO / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # setup() runs only under __main__
+    return module
+
+
+def _cxx() -> str:
+    cxx = os.environ.get("CXX", "c++").split()[0]
+    if shutil.which(cxx) is None:
+        pytest.skip(f"needs a C++ compiler ({cxx})")
+    return cxx
+
+
+def _find_toolkit_include() -> Path | None:
+    from tvm_ffi.cpp._toolchain import find_cuda_home
+
+    try:
+        include = find_cuda_home() / "include"
+    except RuntimeError:
+        return None
+    return include if (include / "cuda.h").is_file() else None
+
+
+def _toolkit_include() -> Path:
+    include = _find_toolkit_include()
+    if include is None:
+        pytest.skip("needs the CUDA toolkit headers (cuda.h)")
+    return include
+
+
+def _core_flags(setup_module) -> list[str]:
+    core = setup_module.CORE
+    import pybind11
+
+    flags = [f"-I{REPO / d}" for d in core.include_dirs]
+    flags += [f"-I{pybind11.get_include()}", f"-I{sysconfig.get_paths()['include']}"]
+    flags += [f"-D{name}={value}" for name, value in core.define_macros]
+    return [*flags, "-std=c++17"]
+
+
+def test_core_sources_never_see_a_cuda_toolkit():
+    """Every core source, preprocessed with setup.py's flags in an environment that offers a
+    toolkit (CPATH), takes each CUDA header from cuda_decls and nothing from the toolkit."""
+    setup_module = _setup_module()
+    cxx = _cxx()
+    env = dict(os.environ)
+    # No toolkit on this machine: nothing to shadow, and the check still runs.
+    offered = [str(p) for p in [_find_toolkit_include()] if p is not None]
+    env["CPATH"] = os.pathsep.join(offered)
+    assert setup_module.CORE.sources, "setup.py lists no core sources"
+    for source in setup_module.CORE.sources:
+        proc = subprocess.run(
+            [cxx, "-M", *_core_flags(setup_module), str(REPO / source)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            check=False,
+        )
+        assert proc.returncode == 0, f"{source}: {proc.stderr}"
+        deps = [Path(d) for d in proc.stdout.replace("\\\n", " ").split()[1:]]
+        from_toolkit = [d for d in deps if any(str(d).startswith(o + os.sep) for o in offered)]
+        assert from_toolkit == [], f"{source} includes toolkit headers"
+        cuda = {d.name: d.resolve().parent for d in deps if d.name in TOOLKIT_HEADERS}
+        assert set(cuda.values()) <= {DECLS}, f"{source}: {cuda}"
+    # The launcher's two sources do include them (else this test checks nothing).
+    proc = subprocess.run(
+        [cxx, "-M", *_core_flags(setup_module), str(REPO / "src/python/cuda_launch.cc")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert str(DECLS / "cuda.h") in proc.stdout
+    assert str(DECLS / "cuda_runtime.h") in proc.stdout
+
+
+# The probe prints one line per fact; built once against cuda_decls, once against the toolkit.
+def _probe_source() -> tuple[str, int]:
+    text = "\n".join((DECLS / name).read_text() for name in sorted(TOOLKIT_HEADERS))
+    constants = re.findall(r"^\s+((?:CU|CUDA_|cuda)\w+) = ", text, re.M)
+    functions = re.findall(r"^CUresult (cu\w+)\(", text, re.M)
+    lines = []
+    for name in constants:
+        lines.append(f'  std::printf("%s %lld\\n", "{name}", (long long){name});')
+    for name in functions:
+        lines.append(f'  std::printf("%s %s\\n", "{name}", typeid(decltype(&::{name})).name());')
+    aggregates = {
+        "CUlaunchConfig": re.search(r"struct CUlaunchConfig_st \{(.*?)\}", text, re.S),
+        "CUlaunchAttribute": re.search(r"struct CUlaunchAttribute_st \{(.*?)\}", text, re.S),
+        "CUlaunchAttributeValue": re.search(
+            r"union CUlaunchAttributeValue_union \{(.*?)\} CU", text, re.S
+        ),
+        "dim3": re.search(r"struct dim3 \{\s*unsigned int (x, y, z);", text, re.S),
+    }
+    for type_name, match in aggregates.items():
+        assert match, type_name
+        lines.append(f'  std::printf("sizeof({type_name}) %zu\\n", sizeof({type_name}));')
+        lines.append(f'  std::printf("alignof({type_name}) %zu\\n", alignof({type_name}));')
+        body = re.sub(r"struct \{[^}]*\}", "", match.group(1))  # nested: checked below
+        members = re.findall(r"(\w+)(?:\[[^\]]*\])?;", body)
+        members += re.findall(r"\}\s*(\w+);", match.group(1))
+        if type_name == "dim3":
+            members = ["x", "y", "z"]
+        for member in members:
+            if member == "align_":  # ours only: keeps the union pointer-aligned
+                continue
+            lines.append(
+                f'  std::printf("offsetof({type_name}.{member}) %zu\\n", '
+                f"offsetof({type_name}, {member}));"
+            )
+    lines.append(
+        '  std::printf("clusterDim.z %zu\\n", offsetof(CUlaunchAttributeValue, clusterDim.z));'
+    )
+    body = "\n".join(lines)
+    source = (
+        "#include <cuda.h>\n#include <cuda_runtime.h>\n#include <cstddef>\n#include <cstdio>\n"
+        f"#include <typeinfo>\nint main() {{\n{body}\n  return 0;\n}}\n"
+    )
+    return source, len(constants) + len(functions)
+
+
+def test_cuda_decls_match_the_toolkit_headers(tmp_path):
+    """Each constant's value, each entry point's type (enum and struct tags included, through
+    its mangled name) and each struct's size, alignment and member offsets are the toolkit's."""
+    include = _toolkit_include()
+    cxx = _cxx()
+    source, checked = _probe_source()
+    assert checked > 40  # every declaration was found, not a regex that matched nothing
+    probe = tmp_path / "probe.cc"
+    probe.write_text(source)
+    outputs = {}
+    for label, folder in (("ours", DECLS), ("toolkit", include)):
+        exe = tmp_path / label
+        subprocess.run(
+            [cxx, "-std=c++17", f"-I{folder}", str(probe), "-o", str(exe)],
+            check=True,
+            capture_output=True,
+        )
+        outputs[label] = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+    ours = outputs["ours"].splitlines()
+    theirs = outputs["toolkit"].splitlines()
+    assert [a for a, b in zip(ours, theirs) if a != b] == []
+    assert len(ours) == len(theirs)
+
+
+def test_installed_core_has_the_launcher():
+    from tvm_ffi import cuda
+
+    assert cuda.CubinKernel is _core.CubinKernel
+    assert _core.CubinKernel.__name__ == "CubinKernel"
+    assert callable(_core._CubinModule.from_bytes)
+    assert not hasattr(_core, "_cuda_available")  # no build without it any more
+
+
+def test_launcher_without_a_usable_driver(tmp_path):
+    """The launcher is there on a machine without a driver: loading says what is missing
+    (here a libcuda.so.1 stand-in that has no entry points)."""
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc) is None:
+        pytest.skip(f"needs a C compiler ({cc})")
+    (tmp_path / "empty.c").write_text("int tvm_ffi_not_a_driver;\n")
+    subprocess.run(
+        [cc, "-shared", "-fPIC", str(tmp_path / "empty.c"), "-o", str(tmp_path / "libcuda.so.1")],
+        check=True,
+    )
+    code = (
+        "from tvm_ffi import cuda\n"
+        "try:\n    cuda.CubinModule(b'.version 8.0\\n.target sm_90\\n.address_size 64\\n')\n"
+        "except RuntimeError as e:\n    print(e)\n"
+    )
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith(
+        "libcuda.so.1 has no cuGetProcAddress: the CUDA driver is too old (CUDA 12.0 or newer "
+        "is needed)"
+    )
+
+
+def test_settings_key_changes_with_every_setting(monkeypatch):
+    setup_module = _setup_module()
+    from setuptools import Extension
+
+    class Compiler:
+        def __init__(self) -> None:
+            self.compiler_so = ["c++", "-fPIC"]
+            self.compiler_cxx = ["c++"]
+            self.linker_so = ["c++", "-shared"]
+
+    def key(ext=None, **compiler):
+        c = Compiler()
+        for name, value in compiler.items():
+            setattr(c, name, value)
+        return setup_module.settings_key(c, ext or Extension("m", ["a.cc"]))
+
+    base = key()
+    assert key() == base
+    assert key(compiler_so=["g++-12", "-fPIC"]) != base
+    assert key(Extension("m", ["a.cc"], extra_compile_args=["-O0"])) != base
+    assert key(Extension("m", ["a.cc"], define_macros=[("X", "1")])) != base
+    assert key(Extension("m", ["a.cc", "b.cc"])) != base
+    monkeypatch.setenv("CXXFLAGS", "-g")
+    assert key() != base
+
+
+def _build_shared_library(setup_module, tmp_path: Path, flags: list[str]) -> tuple[Path, Path]:
+    """Build SharedLibrary("pkg.lib.demo") with setup.py's BuildExt; (library, build_temp)."""
+    from setuptools import Distribution
+
+    library = setup_module.SharedLibrary(
+        "pkg.lib.demo", ["demo.cc"], extra_compile_args=flags, language="c++"
+    )
+    dist = Distribution({"name": "demo", "ext_modules": [library]})
+    dist.script_name = "setup.py"
+    cmd = setup_module.BuildExt(dist)
+    cmd.build_lib = str(tmp_path / "lib")
+    cmd.build_temp = str(tmp_path / "temp")
+    cmd.ensure_finalized()
+    cmd.run()
+    return tmp_path / "lib" / "pkg" / "lib" / "libdemo.so", tmp_path / "temp"
+
+
+def test_shared_library_and_per_settings_objects(tmp_path, monkeypatch):
+    """A SharedLibrary lands as <package>/lib<name>.so and loads; objects live under a folder
+    per settings, so a build with other flags compiles afresh and the same flags reuse."""
+    import ctypes
+
+    setup_module = _setup_module()
+    _cxx()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.cc").write_text(
+        'extern "C" __attribute__((visibility("default"))) int demo_answer() { return 42; }\n'
+    )
+    lib, temp = _build_shared_library(setup_module, tmp_path, ["-O1"])
+    assert ctypes.CDLL(str(lib)).demo_answer() == 42
+    (first,) = temp.iterdir()
+    built = first / "out" / "libdemo.so"
+    stamp = built.stat().st_mtime_ns
+    _build_shared_library(setup_module, tmp_path, ["-O1"])  # same settings: up to date
+    assert built.stat().st_mtime_ns == stamp
+    _build_shared_library(setup_module, tmp_path, ["-O2"])  # other flags: another folder
+    (second,) = [p for p in temp.iterdir() if p != first]
+    assert (second / "out" / "libdemo.so").is_file()
+    assert built.stat().st_mtime_ns == stamp  # the -O1 objects were left alone

