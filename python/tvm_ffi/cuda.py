@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 if TYPE_CHECKING:
     from ._core import CubinKernel
@@ -52,7 +52,7 @@ class LaunchConfig:
         self,
         *,
         cluster: int | tuple[int, ...] | None = None,
-        cluster_scheduling: str | None = None,
+        cluster_scheduling: Literal["default", "spread", "load_balancing"] | None = None,
         pdl: bool = False,
         cooperative: bool = False,
         priority: int | None = None,
@@ -168,9 +168,9 @@ class CubinModule:
                 "CubinModule takes bytes (CUBIN, PTX or fatbin), a path or {arch: bytes} "
                 f"(got {type(image).__name__})"
             )
-        self._kernels: dict[str, Any] = {}
+        self._kernels: dict[str, CubinKernel] = {}
 
-    def get_kernel(self, name: str) -> Any:
+    def get_kernel(self, name: str) -> CubinKernel:
         """The kernel ``name`` (extern "C" or mangled); KeyError lists the module's kernels."""
         kernel = self._kernels.get(name)
         if kernel is None:

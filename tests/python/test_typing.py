@@ -135,3 +135,68 @@ def test_mypy_sees_the_types(tmp_path):
         'error: "int" has no attribute "upper"  [attr-defined]',
         "Found 1 error in 1 file (checked 1 source file)",
     ], proc.stdout + proc.stderr
+
+
+# Two mistakes a checker must catch before anything runs: a misspelt kernel method (the
+# kernel's type comes through mod[...] and get_kernel) and a value outside a closed set.
+MISTAKES = """\
+from tvm_ffi import cpp
+from tvm_ffi.cpp.nvrtc import nvrtc_compile
+from tvm_ffi.cuda import CubinModule, LaunchConfig
+
+mod = CubinModule(b"")
+mod["k"].lanch(1, 1, ())
+mod.get_kernel("k").lanch(1, 1, ())
+mod["k"].launch(1, 1, (), shared_mem=0)
+nvrtc_compile("", output="cubn")
+nvrtc_compile("", output="fatbin")
+LaunchConfig(cluster_scheduling="spred")
+cpp.load_inline("m", cpp_sources="", backend="hip")
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="needs mypy (test extra)")
+def test_mypy_catches_a_misspelt_kernel_method_and_a_bad_literal(tmp_path):
+    (tmp_path / "probe.py").write_text(MISTAKES)
+    cmd = [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "probe.py"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert proc.stdout.splitlines() == [
+        'probe.py:6: error: "CubinKernel" has no attribute "lanch"; maybe "launch"?  '
+        "[attr-defined]",
+        'probe.py:7: error: "CubinKernel" has no attribute "lanch"; maybe "launch"?  '
+        "[attr-defined]",
+        'probe.py:9: error: Argument "output" to "nvrtc_compile" has incompatible type '
+        "\"Literal['cubn']\"; expected \"Literal['cubin', 'ptx', 'fatbin']\"  [arg-type]",
+        'probe.py:11: error: Argument "cluster_scheduling" to "LaunchConfig" has incompatible '
+        "type \"Literal['spred']\"; expected \"Literal['default', 'spread', 'load_balancing'] "
+        '| None"  [arg-type]',
+        'probe.py:12: error: Argument "backend" to "load_inline" has incompatible type '
+        "\"Literal['hip']\"; expected \"Literal['cuda'] | None\"  [arg-type]",
+        "Found 5 errors in 1 file (checked 1 source file)",
+    ], proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyright") is None, reason="needs pyright")
+def test_pyright_catches_a_misspelt_kernel_method_and_a_bad_literal(tmp_path):
+    import json
+
+    (tmp_path / "probe.py").write_text(MISTAKES)
+    cmd = [sys.executable, "-m", "pyright", "--outputjson", "probe.py"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, check=False)
+    report = json.loads(proc.stdout)
+    found = [
+        (d["range"]["start"]["line"] + 1, d["rule"], d["message"].splitlines()[0])
+        for d in report["generalDiagnostics"]
+    ]
+    lanch = 'Cannot access attribute "lanch" for class "CubinKernel"'
+    assert found == [
+        (6, "reportAttributeAccessIssue", lanch),
+        (7, "reportAttributeAccessIssue", lanch),
+        (9, "reportArgumentType", 'Argument of type "Literal[\'cubn\']" cannot be assigned to '
+         'parameter "output" of type "Output" in function "nvrtc_compile"'),
+        (11, "reportArgumentType", 'Argument of type "Literal[\'spred\']" cannot be assigned to '
+         'parameter "cluster_scheduling" of type "Literal[\'default\', \'spread\', '
+         '\'load_balancing\'] | None" in function "__init__"'),
+        (12, "reportArgumentType", 'Argument of type "Literal[\'hip\']" cannot be assigned to '
+         'parameter "backend" of type "Backend" in function "load_inline"'),
+    ], proc.stdout  # fmt: skip

@@ -1,6 +1,6 @@
 """The build cache: where it lives, how entries are named, who may build and publish one.
 
-Layout (``$TVM_FFI_CACHE_DIR``, default ``~/.cache/tvm-ffi``)::
+Layout (``$TVM_FFI_CACHE_DIR``, default ``$XDG_CACHE_HOME/tvm-ffi`` or ``~/.cache/tvm-ffi``)::
 
     toolchain/<tool>-<hash>.json   compiler identities (see _toolchain.tool_identity)
     gpu_archs.json                 the visible GPUs' architectures (see _arch.detected_capabilities)
@@ -59,6 +59,9 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def _default_root() -> str:
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):  # the XDG spec: a relative path is invalid and ignored
+        return os.path.join(xdg, "tvm-ffi")
     home = os.path.expanduser("~")  # what Path.home() reads, without importing pathlib
     if home.startswith("~"):  # no HOME and no passwd entry
         raise RuntimeError(
@@ -217,13 +220,20 @@ def open_entry(root_fd: int, name: str, path: Path, *, create: bool) -> int | No
     return fd
 
 
+# A process waiting on another's build says so after this many seconds, then every
+# _WAIT_LOG_EVERY seconds, naming the holder that the lock file records.
+_WAIT_LOG_AFTER = 1.5
+_WAIT_LOG_EVERY = 15.0
+
+
 @contextlib.contextmanager
 def build_lock(dir_fd: int, directory: Path, timeout: float) -> Iterator[Path]:
     """Hold an exclusive flock on ``<directory>/lock`` for the duration of the block.
 
     flock belongs to the open file, so the kernel drops it when the holder exits or is
     killed: a crashed build never leaves the entry locked. We poll with LOCK_NB rather
-    than block so the wait has a timeout and stays interruptible.
+    than block so the wait has a timeout and stays interruptible. The holder writes its
+    pid and host into the file, for the log of the processes that wait on it.
     """
     import fcntl
     import time
@@ -232,24 +242,52 @@ def build_lock(dir_fd: int, directory: Path, timeout: float) -> Iterator[Path]:
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open("lock", flags, 0o600, dir_fd=dir_fd)
     try:
-        deadline = time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = start + timeout
+        next_log = start + _WAIT_LOG_AFTER
         delay = 0.005
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now >= deadline:
                     raise TimeoutError(
                         f"timed out after {timeout:g} s waiting for the build lock "
-                        f"{lock_path} (another process is building the same module; "
+                        f"{lock_path} ({_holder(fd)} is building the same module; "
                         f"raise {_LOCK_TIMEOUT_ENV} to wait longer)"
                     ) from None
+                if now >= next_log:
+                    _log_wait(lock_path, _holder(fd), now - start, timeout)
+                    next_log = now + _WAIT_LOG_EVERY
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
+        with contextlib.suppress(OSError):  # only for the log of others
+            record = f"pid {os.getpid()} on {os.uname().nodename}\n".encode()
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, record, 0)
         yield lock_path
     finally:
         os.close(fd)  # also releases the lock
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, as its holder recorded it: "pid 123 on host"."""
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        text = ""
+    return f"another process ({text})" if text.startswith("pid ") else "another process"
+
+
+def _log_wait(lock_path: Path, holder: str, waited: float, timeout: float) -> None:
+    from .. import _log  # a wait is slow anyway: importing logging is not
+
+    _log.get_logger("tvm_ffi.cpp").info(
+        "waiting for the build lock %s: %s is building the same module (waited %.0f s; "
+        "timeout %g s)", lock_path, holder, waited, timeout,
+    )  # fmt: skip
 
 
 @contextlib.contextmanager

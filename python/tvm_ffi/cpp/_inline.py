@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
-    from typing import Any, Union
+    from typing import Any, Literal, Union
 
     from ..module import Module
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     PathLike = Union[str, "os.PathLike[str]"]
     Files = Union[PathLike, Sequence[PathLike], None]
     Archs = Union[str, Sequence[str], None]
+    Backend = Union[Literal["cuda"], None]  # the one GPU toolchain offered
 
 
 __all__ = ["build", "build_inline", "load", "load_inline"]
@@ -75,7 +76,7 @@ def _inline_spec(
     extra_ldflags: Flags,
     extra_include_paths: Flags,
     embed_cubin: EmbedCubin,
-    backend: str | None,
+    backend: Backend,
     output: Path | None = None,
     arch: Archs = None,
 ) -> _spec.Spec:
@@ -121,7 +122,7 @@ def _file_spec(
     extra_ldflags: Flags,
     extra_include_paths: Flags,
     embed_cubin: EmbedCubin,
-    backend: str | None,
+    backend: Backend,
     output: Path | None = None,
     arch: Archs = None,
 ) -> _spec.Spec:
@@ -232,7 +233,7 @@ def build_inline(
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
     arch: Archs = None,
-    backend: str | None = None,
+    backend: Backend = None,
     output: PathLike | None = None,
     verbose: bool = False,
 ) -> str:
@@ -267,7 +268,7 @@ def load_inline(
     embed_cubin: EmbedCubin = None,
     arch: Archs = None,
     keep_module_alive: bool = True,
-    backend: str | None = None,
+    backend: Backend = None,
     verbose: bool = False,
 ) -> Module:
     """Compile C++/CUDA source strings into a module and load it.
@@ -351,7 +352,7 @@ def build(
     build_directory: PathLike | None = None,
     embed_cubin: EmbedCubin = None,
     arch: Archs = None,
-    backend: str | None = None,
+    backend: Backend = None,
     output: PathLike | None = None,
     verbose: bool = False,
 ) -> str:
@@ -387,7 +388,7 @@ def load(
     embed_cubin: EmbedCubin = None,
     arch: Archs = None,
     keep_module_alive: bool = True,
-    backend: str | None = None,
+    backend: Backend = None,
     verbose: bool = False,
 ) -> Module:
     """Like :func:`build`, then load the library and return the module

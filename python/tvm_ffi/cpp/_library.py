@@ -508,7 +508,14 @@ def _lookup(root_fd: int, entry_dir: Path, library: str, verbose: bool) -> Path 
         os.close(dir_fd)
     if verbose:
         sys.stderr.write(f"tvm_ffi.cpp: using cached {entry_dir / library}\n")
+    _log_hit(entry_dir / library, "found in its cache entry")
     return entry_dir / library
+
+
+def _log_hit(path: Path, how: str) -> None:
+    """A DEBUG record of a cache hit (a fast path: only when a handler could show it)."""
+    if _log.logging_enabled("tvm_ffi.cpp", 10):  # logging.DEBUG, without importing it
+        _log.get_logger("tvm_ffi.cpp").debug("cached %s (%s)", path, how)
 
 
 def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verbose) -> Path:
@@ -522,6 +529,7 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
         with _cache.build_lock(dir_fd, entry_dir, timeout):
             problem = _hits.library_problem(dir_fd, library)
             if problem is None:  # another process built it while we waited
+                _log_hit(path, "built by another process while this one waited")
                 return path
             if problem:
                 warnings.warn(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any, Literal, Union, get_args
 
 from ._arch import GRAMMAR, Arch, parse_arch_list
 
@@ -18,8 +18,9 @@ __all__ = ["NVRTCError", "nvrtc_compile"]
 #: What ``arch=`` accepts: "9.0", "90", "sm_90", "compute_90", "9.0a", "sm_90a", "10.0f",
 #: a list of them in one str ("8.0;9.0"), 90, (9, 0).
 ArchLike = Union[str, int, "tuple[int, int]"]
+Output = Literal["cubin", "ptx", "fatbin"]
 
-_OUTPUTS = ("cubin", "ptx", "fatbin")
+_OUTPUTS = get_args(Output)
 _INSTALL_HINT = "pip install cuda-bindings nvidia-cuda-nvrtc"
 
 
@@ -43,7 +44,7 @@ def nvrtc_compile(
     arch: ArchLike | Sequence[ArchLike] | None = None,
     extra_opts: Sequence[str] | None = None,
     include_paths: Sequence[str] | None = None,
-    output: str = "cubin",
+    output: Output = "cubin",
 ) -> bytes:
     """Compile CUDA C++ ``source`` with NVRTC and return the image bytes.
 

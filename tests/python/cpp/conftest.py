@@ -53,6 +53,7 @@ def fake_nvcc(tmp_path, monkeypatch):
     home = tmp_path / "cuda"
     (home / "bin").mkdir(parents=True)
     (home / "include").symlink_to(real / "include")
+    (home / "nvvm").symlink_to(real / "nvvm")  # a toolkit's nvcc has its device compiler
     (home / lib.name).symlink_to(lib)
     log = tmp_path / "nvcc.log"
     log.touch()

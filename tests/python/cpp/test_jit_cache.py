@@ -197,6 +197,17 @@ def test_missing_cache_dir_is_created_private(tmp_path, monkeypatch):
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
 
 
+def test_default_cache_dir_honours_xdg_cache_home(tmp_path, monkeypatch):
+    monkeypatch.delenv("TVM_FFI_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    path = Path(cpp.build_inline("jit_xdg", cpp_sources=PLAIN))
+    assert path.parent.parent == tmp_path / "xdg" / "tvm-ffi"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # invalid by the XDG spec: ignored
+    path = Path(cpp.build_inline("jit_xdg", cpp_sources=PLAIN))
+    assert path.parent.parent == tmp_path / "home" / ".cache" / "tvm-ffi"
+
+
 # ---------------------------------------------------------------- locking and concurrency
 
 

@@ -105,6 +105,7 @@ def _wheel_tree(site: Path, layout: str, *, with_nvcc: bool = True) -> dict[str,
     if with_nvcc:
         for name in ("nvcc", "fatbinary"):
             _tool(nvcc_root / "bin" / name, REAL.nvcc.parent / name)
+        (nvcc_root / "nvvm").symlink_to(REAL.nvcc.parent.parent / "nvvm")  # nvidia-nvvm
     return {"runtime": runtime, "nvcc_root": nvcc_root, "cudart": runtime / "lib" / versioned.name}
 
 
@@ -131,6 +132,14 @@ import json, sys
 from tvm_ffi.cpp import _cuda
 _cuda._SYSTEM_ROOTS = ()
 _cuda._VERSIONED_ROOTS = "/nonexistent/cuda-*"
+import cuda.pathfinder as pf  # what it finds through the dynamic loader's libcudart too
+_binary, _headers = pf.find_nvidia_binary_utility, pf.locate_nvidia_header_directory
+def _wheel(path):
+    return path is not None and "site-packages" in path
+pf.find_nvidia_binary_utility = lambda name: (lambda p: p if _wheel(p) else None)(_binary(name))
+pf.locate_nvidia_header_directory = lambda name: (
+    lambda found: found if found is not None and _wheel(found.abs_path) else None
+)(_headers(name))
 import tvm_ffi
 from tvm_ffi import cpp
 """
@@ -372,8 +381,10 @@ def test_missing_cuda_lists_every_place_tried(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError) as info:
         _cuda.find_cuda(nvcc=True, cudart=True)
     assert str(info.value) == (
-        "CUDA not found: this build needs nvcc, the CUDA headers, libcudart; set CUDA_HOME "
-        "to a CUDA toolkit, or `pip install nvidia-cuda-nvcc nvidia-cuda-runtime`. Tried: "
+        "CUDA not found: this build needs nvcc, the CUDA headers, libcudart, and no CUDA has "
+        "all the headers; set CUDA_HOME to a CUDA toolkit, or `pip install "
+        "cuda-toolkit[cudart,crt,nvcc,nvvm]` (the wheels nvidia-cuda-runtime, nvidia-cuda-crt, "
+        "nvidia-cuda-nvcc, nvidia-nvvm). Tried: "
         "CUDA_HOME (unset), CUDA_PATH (unset), nvcc on PATH (not found), cuda-pathfinder "
         f"(not installed: pip install cuda-pathfinder), {tmp_path}/none (absent), "
         f"{tmp_path}/cuda-* (none)"
@@ -384,15 +395,18 @@ def test_missing_cuda_names_what_pathfinder_searched(tmp_path, monkeypatch):
     pathfinder = pytest.importorskip("cuda.pathfinder")
     _hide_everything(tmp_path, monkeypatch)
     monkeypatch.setattr(pathfinder, "locate_nvidia_header_directory", lambda name: None)
+    monkeypatch.setattr(pathfinder, "find_nvidia_binary_utility", lambda name: None)
     with pytest.raises(RuntimeError) as info:
         _cuda.find_cuda(nvcc=False, cudart=False)
     sites = ", ".join(_cuda._site_dirs())
     assert str(info.value) == (
-        "CUDA not found: this build needs the CUDA headers; set CUDA_HOME to a CUDA toolkit, "
-        "or `pip install nvidia-cuda-nvcc nvidia-cuda-runtime`. Tried: CUDA_HOME (unset), "
+        "CUDA not found: this build needs the CUDA headers, and no CUDA has all the headers; "
+        "set CUDA_HOME to a CUDA toolkit, or `pip install cuda-toolkit[cudart,crt,nvcc,nvvm]` "
+        "(the wheels nvidia-cuda-runtime, nvidia-cuda-crt, nvidia-cuda-nvcc, nvidia-nvvm). "
+        "Tried: CUDA_HOME (unset), "
         "CUDA_PATH (unset), nvcc on PATH (not found), cuda-pathfinder (pip wheels under "
         f"{sites}; conda: CONDA_PREFIX unset; the toolkit of the libcudart the dynamic loader "
-        f"finds): no cuda_runtime.h, {tmp_path}/none (absent), {tmp_path}/cuda-* (none)"
+        f"finds): no nvcc, no cuda_runtime.h, {tmp_path}/none (absent), {tmp_path}/cuda-* (none)"
     )
 
 

@@ -27,8 +27,11 @@ def _fake_toolkit(root):
     (root / "bin").mkdir(parents=True)
     (root / "bin" / "nvcc").write_text("#!/bin/sh\necho fake nvcc\n")
     (root / "bin" / "nvcc").chmod(0o755)
-    (root / "include").mkdir()
-    (root / "include" / "cuda_runtime.h").write_text("")
+    # What the search checks of a complete toolkit (see _cuda).
+    for part in ("include/cuda.h", "include/cuda_runtime.h", "include/crt/host_defines.h",
+                 "nvvm/bin/cicc", "lib64/libcudart.so"):  # fmt: skip
+        (root / part).parent.mkdir(parents=True, exist_ok=True)
+        (root / part).write_text("")
     return root
 
 
@@ -50,8 +53,9 @@ def test_bad_cuda_home_is_an_error_not_a_fallback(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError) as info:
         _toolchain.find_cuda_home()
     assert str(info.value) == (
-        f"CUDA_HOME={tmp_path} is not a usable CUDA toolkit (no bin/nvcc, no "
-        "include/cuda_runtime.h); this build needs nvcc, the CUDA headers"
+        f"CUDA_HOME={tmp_path} is not a usable CUDA toolkit (no include/cuda.h, no "
+        "include/cuda_runtime.h, no include/crt/host_defines.h, no bin/nvcc); this build "
+        "needs nvcc, the CUDA headers"
     )
 
 
