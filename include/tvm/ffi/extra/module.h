@@ -15,6 +15,7 @@
 #include <tvm/ffi/detail/object.h>
 #include <tvm/ffi/detail/optional.h>
 #include <tvm/ffi/detail/string.h>
+#include <tvm/ffi/detail/names.h>  // the names apache-tvm-ffi's header brings
 
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {

@@ -10,6 +10,7 @@
 #include <tvm/ffi/detail/variant.h>
 #include <tvm/ffi/detail/container_convert.h>
 #include <tvm/ffi/detail/function.h>
+#include <tvm/ffi/detail/names.h>  // the names apache-tvm-ffi's header brings
 
 #include <functional>
 #include <map>

@@ -19,6 +19,7 @@
 #include <tvm/ffi/detail/error.h>
 #include <tvm/ffi/detail/function.h>
 #include <tvm/ffi/detail/object.h>
+#include <tvm/ffi/detail/names.h>  // the names apache-tvm-ffi's header brings
 
 #include <string>
 #include <utility>
