@@ -77,7 +77,7 @@ struct CounterObj : public tvm::ffi::Object {
   }
   int64_t count;
   static constexpr bool _type_mutable = true;
-  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("test.Counter", CounterObj, tvm::ffi::Object);
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("test_objects.Counter", CounterObj, tvm::ffi::Object);
 };
 
 void register_counter() {
@@ -176,7 +176,7 @@ def test_function_returned_by_cpp_is_callable_and_passes_back(lib):
 def test_object_def_class_constructed_and_used_from_python(lib):
     lib.register_counter()
 
-    @tvm_ffi.register_object("test.Counter")
+    @tvm_ffi.register_object("test_objects.Counter")
     class Counter(tvm_ffi.Object):
         def __init__(self, start):
             self.__ffi_init__(start)
