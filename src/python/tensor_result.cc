@@ -5,6 +5,7 @@
 
 #include <tvm/ffi/detail/append.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -50,19 +51,46 @@ int AllocHostTensor(CallFrame* frame, DLTensor* prototype, DLManagedTensorVersio
     frame->alloc_error = true;
     return -1;
   }
-  int64_t numel = 1;
+  // The byte size and every row-major stride must fit in int64 (extents of 0 count as 1 for
+  // the strides): a wrapped product would allocate a small buffer under a huge shape.
+  int64_t span = 1;
+  bool overflow = false;
   for (int32_t d = 0; d < ndim; ++d) {
     if (prototype->shape[d] < 0) {
-      PyErr_Format(PyExc_ValueError, "%s(): TVMFFIEnvTensorAlloc got a negative dimension",
-                   frame->func->name);
+      PyErr_Format(PyExc_ValueError,
+                   "%s(): TVMFFIEnvTensorAlloc got a negative size (%lld) in dimension %d",
+                   frame->func->name, static_cast<long long>(prototype->shape[d]),
+                   static_cast<int>(d));
       frame->alloc_error = true;
       return -1;
     }
-    numel *= prototype->shape[d];
+    const int64_t extent = prototype->shape[d] > 0 ? prototype->shape[d] : 1;
+    overflow = overflow || __builtin_mul_overflow(span, extent, &span);
+  }
+  int64_t numel = 1;
+  for (int32_t d = 0; d < ndim && !overflow; ++d) numel *= prototype->shape[d];
+  int64_t bits = 0;
+  overflow = overflow ||
+             __builtin_mul_overflow(span, int64_t{prototype->dtype.bits} * prototype->dtype.lanes,
+                                    &bits) ||
+             bits > INT64_MAX - 255 * 8;  // room to round the byte count up to 256
+  if (overflow) {
+    std::string shape_text;
+    for (int32_t d = 0; d < ndim && d < 8; ++d) {
+      shape_text += (d ? ", " : "") + std::to_string(prototype->shape[d]);
+    }
+    shape_text += ndim > 8 ? ", ..." : (ndim == 1 ? "," : "");
+    PyErr_Format(PyExc_ValueError,
+                 "%s(): TVMFFIEnvTensorAlloc: a CPU tensor of shape (%s) is too large: its size "
+                 "in bytes does not fit in int64",
+                 frame->func->name, shape_text.c_str());
+    frame->alloc_error = true;
+    return -1;
   }
   const size_t bytes =
       static_cast<size_t>((numel * prototype->dtype.bits * prototype->dtype.lanes + 7) / 8);
-  const size_t header = sizeof(HostTensor) + sizeof(int64_t) * (ndim > 0 ? 2 * ndim - 1 : 0);
+  const size_t header =
+      sizeof(HostTensor) + sizeof(int64_t) * (ndim > 0 ? 2 * static_cast<size_t>(ndim) - 1 : 0);
   auto* host = static_cast<HostTensor*>(std::malloc(header));
   void* data = std::aligned_alloc(256, ((bytes + 255) / 256) * 256 + (bytes == 0 ? 256 : 0));
   if (host == nullptr || data == nullptr) {

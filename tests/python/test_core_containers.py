@@ -3,6 +3,8 @@ Tuple, Map, Shape, Tensor::FromEnvAlloc; uint64 values; read-only tensors; raw s
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -23,6 +25,8 @@ SOURCE = r"""
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
+
+#include <vector>
 
 namespace ffi = tvm::ffi;
 using ffi::Array;
@@ -113,6 +117,32 @@ Tensor AllocOn(int64_t device_type) {
                               DLDevice{static_cast<DLDeviceType>(device_type), 0});
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(alloc_on, AllocOn);
+
+// Any shape and dtype; writes the last byte, which a wrapped size would put out of bounds.
+Tensor AllocShape(Array<int64_t> shape, ffi::String dtype) {
+  Tensor out = Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, shape, ffi::StringToDLDataType(dtype),
+                                    DLDevice{kDLCPU, 0});
+  const int64_t bytes = out.numel() * out.dtype().bits * out.dtype().lanes / 8;
+  if (bytes > 0) static_cast<char*>(out.data_ptr())[bytes - 1] = 1;
+  return out;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(alloc_shape, AllocShape);
+
+// The allocator called as C code calls it, without FromEnvAlloc's own checks: 0 or -1.
+int64_t RawAllocFloat32(Array<int64_t> shape) {
+  DLTensor prototype{};
+  prototype.device = DLDevice{kDLCPU, 0};
+  prototype.dtype = DLDataType{kDLFloat, 32, 1};
+  prototype.ndim = static_cast<int32_t>(shape.size());
+  std::vector<int64_t> extents(shape.begin(), shape.end());
+  prototype.shape = extents.data();
+  TVMFFIObjectHandle out = nullptr;
+  if (TVMFFIEnvTensorAlloc(&prototype, &out) != 0) return -1;
+  auto* managed = static_cast<DLManagedTensorVersioned*>(out);
+  managed->deleter(managed);
+  return 0;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(raw_alloc_float32, RawAllocFloat32);
 """
 
 
@@ -178,6 +208,58 @@ def test_env_alloc_refuses_a_device_without_framework(mod):
     ):
         mod.alloc_on(2)
     assert mod.alloc_on(1).shape == (4,)
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype", "shown"),
+    [
+        ([2**32, 2**32], "float32", "float32 tensor of shape (4294967296, 4294967296)"),
+        ([2**62], "float32", "float32 tensor of shape (4611686018427387904,)"),
+        ([0, 2**40, 2**40], "int8", "int8 tensor of shape (0, 1099511627776, 1099511627776)"),
+        ([2**31, 2**31], "int8x4", "int8x4 tensor of shape (2147483648, 2147483648)"),
+    ],
+)
+def test_env_alloc_size_overflow_is_refused(mod, shape, dtype, shown):
+    # Both allocators: our own CPU one (numpy) and the framework's (torch among the arguments
+    # would not matter here: FromEnvAlloc checks before any allocator runs).
+    with pytest.raises(
+        ValueError,
+        match=rf"^Tensor::FromEnvAlloc: a {re.escape(shown)} is too large: its size in bytes "
+        r"does not fit in int64\n",
+    ):
+        mod.alloc_shape(shape, dtype)
+
+
+def test_env_alloc_negative_dimension_is_refused(mod):
+    with pytest.raises(
+        ValueError,
+        match=r"^Tensor::FromEnvAlloc: dimension 1 of the shape is -3 \(expected a size >= 0\)\n",
+    ):
+        mod.alloc_shape([2, -3], "float32")
+
+
+def test_env_alloc_sizes_that_fit_are_allocated(mod):
+    assert mod.alloc_shape([3, 0, 5], "float32").shape == (3, 0, 5)
+    out = mod.alloc_shape([1000, 1000], "float32")
+    assert out.shape == (1000, 1000)
+    assert np.from_dlpack(out).reshape(-1).view(np.uint8)[-1] == 1  # the byte the callee wrote
+
+
+def test_host_allocator_size_overflow_is_refused(mod):
+    # A C caller of TVMFFIEnvTensorAlloc bypasses FromEnvAlloc: the core's allocator checks too.
+    assert mod.raw_alloc_float32([4, 5]) == 0
+    with pytest.raises(
+        ValueError,
+        match=r"^raw_alloc_float32\(\): TVMFFIEnvTensorAlloc: a CPU tensor of shape "
+        r"\(4294967296, 4294967296\) is too large: its size in bytes does not fit in int64$",
+    ):
+        mod.raw_alloc_float32([2**32, 2**32])
+    with pytest.raises(
+        ValueError,
+        match=r"^raw_alloc_float32\(\): TVMFFIEnvTensorAlloc got a negative size \(-1\) in "
+        r"dimension 0$",
+    ):
+        mod.raw_alloc_float32([-1])
 
 
 def test_tuple_and_array_of_tensors_results(mod):

@@ -209,6 +209,7 @@ class Tensor {
    */
   static Tensor FromEnvAlloc(int (*env_alloc)(DLTensor*, TVMFFIObjectHandle*), IntArrayView shape,
                              DLDataType dtype, DLDevice device) {
+    CheckAllocShape(shape, dtype);
     DLTensor prototype{};
     prototype.device = device;
     prototype.dtype = dtype;
@@ -303,6 +304,38 @@ class Tensor {
   }
 
  private:
+  /*!
+   * \brief ValueError unless `shape` has no negative extent and every byte of the tensor, and
+   *  every row-major stride, is addressable in int64: an allocator that multiplied a wrapped
+   *  size would hand back a small buffer under a huge shape.
+   */
+  static void CheckAllocShape(IntArrayView shape, DLDataType dtype) {
+    // Extents of 0 count as 1: a tensor with no elements still gets every stride computed.
+    int64_t span = 1;
+    bool overflow = shape.size() > static_cast<size_t>(INT32_MAX);
+    for (size_t d = 0; d < shape.size() && !overflow; ++d) {
+      if (shape[d] < 0) {
+        TVM_FFI_THROW(ValueError) << "Tensor::FromEnvAlloc: dimension " << d << " of the shape is "
+                                  << shape[d] << " (expected a size >= 0)";
+      }
+      overflow = __builtin_mul_overflow(span, shape[d] > 0 ? shape[d] : 1, &span);
+    }
+    int64_t bits = 0;
+    overflow = overflow || __builtin_mul_overflow(span, int64_t{dtype.bits} * dtype.lanes, &bits) ||
+               bits > INT64_MAX - 7;
+    if (overflow) {
+      std::string what;
+      detail::AppendDType(what, dtype);
+      what += " tensor of shape (";
+      for (size_t d = 0; d < shape.size() && d < 8; ++d) {
+        what += (d ? ", " : "") + std::to_string(shape[d]);
+      }
+      what += shape.size() > 8 ? ", ...)" : (shape.size() == 1 ? ",)" : ")");
+      TVM_FFI_THROW(ValueError) << "Tensor::FromEnvAlloc: a " << what
+                                << " is too large: its size in bytes does not fit in int64";
+    }
+  }
+
   static void Release(detail::TensorControl* control) noexcept {
     if (control != nullptr && control->refs.Decrement()) {
       if (control->managed->deleter != nullptr) control->managed->deleter(control->managed);
