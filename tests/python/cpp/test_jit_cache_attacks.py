@@ -191,11 +191,55 @@ def test_cache_link_planted_in_sticky_dir_is_refused(world, evil_library):
     victim = _run_victim(_victim_env(world, sticky / "cache", cxx, log, "0"))
     assert victim.returncode == 0, victim.stderr
     assert victim.stdout == (
-        f"refused: refusing cache directory {sticky}/theirs (reached from {sticky}/cache): "
-        f"owned by uid {ATTACKER}, not by you (uid 0); set TVM_FFI_CACHE_DIR to a "
-        "directory you own\n"
+        f"refused: refusing cache directory {sticky}/cache: {sticky}/cache is a symbolic link "
+        f"owned by uid {ATTACKER} (neither you nor root), who could point it anywhere, even at "
+        "a directory of yours; set TVM_FFI_CACHE_DIR to a directory you own\n"
     )
     assert not marker.exists()
+
+
+@needs_root
+def test_build_directory_link_to_victims_own_dir_is_refused(world):
+    """Issue 20, item 2: in a sticky shared directory another user plants the name the
+    victim will pass as build_directory, as a link to one of the victim's private
+    directories. The directory it leads to is the victim's own, so only the link's owner
+    tells the attack apart: it is refused and nothing is written there."""
+    sticky = world / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    private = world / "private"
+    private.mkdir(mode=0o700)
+    (private / "main.cpp").write_text("// the victim's own file\n")
+    planted = sticky / "build"
+    subprocess.run(
+        ["ln", "-s", str(private), str(planted)],
+        user=ATTACKER,
+        group=ATTACKER,
+        extra_groups=[],
+        check=True,
+    )
+    with pytest.raises(PermissionError) as info:
+        cpp.load_inline("jit_victim", cpp_sources=SOURCE, build_directory=planted)
+    assert str(info.value) == (
+        f"refusing build_directory {planted}: {planted} is a symbolic link owned by uid "
+        f"{ATTACKER} (neither you nor root), who could point it anywhere, even at a directory "
+        "of yours; choose a build_directory that you own"
+    )
+    assert sorted(p.name for p in private.iterdir()) == ["main.cpp"]
+    assert (private / "main.cpp").read_text() == "// the victim's own file\n"
+
+
+def test_build_directory_own_link_in_sticky_dir_is_followed(tmp_path):
+    """A link of one's own in a sticky directory is one nobody else can change: followed."""
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    target = tmp_path / "target"
+    (sticky / "build").symlink_to(target)
+    mod = cpp.load_inline("jit_own_link", cpp_sources=SOURCE, build_directory=sticky / "build")
+    assert mod.answer() == 42
+    assert Path(mod.path).parent == target
+    assert (target / "build.ninja").is_file()
 
 
 def test_cache_parent_writable_by_others_is_refused(tmp_path, monkeypatch):
