@@ -32,6 +32,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_bool, [](bool x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_string, [](String x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_std_string, [](std::string x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_bytes, [](Bytes x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_c_str, [](const char* x) { return std::string(x); });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_optional, [](std::optional<int64_t> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_vector, [](std::vector<int64_t> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_nested,
@@ -175,6 +176,18 @@ def test_bool_round_trip(mod):
 def test_str_round_trip(mod, value):
     assert mod.echo_string(value) == value
     assert mod.echo_std_string(value) == value
+
+
+def test_c_str_parameter_refuses_embedded_nul(mod):
+    # std::string keeps all the characters; const char* would see only those before the NUL.
+    assert mod.echo_c_str("héllo") == "héllo"
+    assert mod.echo_std_string("ab\x00cd") == "ab\x00cd"
+    with pytest.raises(
+        ValueError,
+        match=r"^echo_c_str\(\) argument 1 holds a NUL character, where a const char\* parameter "
+        r"would end \(take std::string or tvm::ffi::String for text with NULs\)$",
+    ):
+        mod.echo_c_str("ab\x00cd")
 
 
 def test_lone_surrogate_is_rejected(mod):

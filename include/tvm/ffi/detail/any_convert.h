@@ -157,7 +157,15 @@ struct TypeTraits<const char*> {
   static constexpr bool kInlineResult = false;
   static void AppendName(std::string* out) { *out += "str"; }
   static const char* FromArg(const TVMFFIAny& v) {
-    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIStr)) return v.v_str;
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIStr)) {
+      // The callee would see only the text before the first NUL: refuse, never cut.
+      if (TVM_FFI_UNLIKELY(std::memchr(v.v_str, '\0', static_cast<size_t>(v.size)) != nullptr)) {
+        throw ConversionError{"", "", "",
+                              "holds a NUL character, where a const char* parameter would end "
+                              "(take std::string or tvm::ffi::String for text with NULs)"};
+      }
+      return v.v_str;
+    }
     ThrowTypeMismatch<const char*>(v);
   }
 };
