@@ -106,6 +106,20 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_u64, EchoU64);
 bool IsReadOnly(TensorView x) { return x.IsReadOnly(); }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(is_read_only, IsReadOnly);
 
+// The owning type as a parameter: the read-only mark must survive it and its views.
+bool TensorIsReadOnly(Tensor x) { return x.IsReadOnly(); }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_is_read_only, TensorIsReadOnly);
+
+void FillOnes(TensorView out) {
+  out.CheckWritable("out");
+  for (int64_t i = 0; i < out.numel(); ++i) static_cast<float*>(out.data_ptr())[i] = 1.0f;
+}
+void FillOnesThroughTensor(Tensor out) { FillOnes(out); }  // converts to a TensorView
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(fill_ones_through_tensor, FillOnesThroughTensor);
+
+bool OptionalTensorIsReadOnly(Optional<Tensor> x) { return x.value().IsReadOnly(); }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(optional_tensor_is_read_only, OptionalTensorIsReadOnly);
+
 void* CurrentStream(int64_t device_type, int64_t device_id) {
   return TVMFFIEnvGetStream(static_cast<int32_t>(device_type), static_cast<int32_t>(device_id));
 }
@@ -333,6 +347,22 @@ def test_read_only_output_is_refused_not_written(mod):
     y = np.empty((3, 4), dtype=np.float32)
     mod.scale_rows(frozen, y, [3, 4], None, None)
     np.testing.assert_array_equal(y, np.zeros((3, 4), dtype=np.float32))
+
+
+def test_read_only_array_as_tensor_parameter_is_read_only(mod):
+    data = b"\x00" * 48
+    frozen = np.frombuffer(data, dtype=np.float32).reshape(3, 4)
+    assert mod.tensor_is_read_only(frozen) is True
+    assert mod.optional_tensor_is_read_only(frozen) is True
+    assert mod.tensor_is_read_only(np.zeros(3, dtype=np.float32)) is False
+    with pytest.raises(
+        ValueError, match=r"^out is read-only \(its producer set DLPack's read-only flag\)"
+    ):
+        mod.fill_ones_through_tensor(frozen)
+    assert data == b"\x00" * 48
+    y = np.zeros((3, 4), dtype=np.float32)
+    mod.fill_ones_through_tensor(y)
+    np.testing.assert_array_equal(y, np.ones((3, 4), dtype=np.float32))
 
 
 def test_use_raw_stream_is_what_the_callee_sees(mod):

@@ -153,16 +153,19 @@ class Tensor {
  public:
   /*! \brief An undefined tensor (defined() is false). */
   Tensor() noexcept = default;
-  Tensor(const Tensor& other) noexcept : control_(other.control_), borrowed_(other.borrowed_) {
+  Tensor(const Tensor& other) noexcept
+      : control_(other.control_), borrowed_(other.borrowed_), read_only_(other.read_only_) {
     if (control_ != nullptr) control_->refs.Increment();
   }
-  Tensor(Tensor&& other) noexcept : control_(other.control_), borrowed_(other.borrowed_) {
+  Tensor(Tensor&& other) noexcept
+      : control_(other.control_), borrowed_(other.borrowed_), read_only_(other.read_only_) {
     other.control_ = nullptr;
     other.borrowed_ = nullptr;
   }
   Tensor& operator=(Tensor other) noexcept {
     std::swap(control_, other.control_);
     std::swap(borrowed_, other.borrowed_);
+    std::swap(read_only_, other.read_only_);
     return *this;
   }
   ~Tensor() { Release(control_); }
@@ -171,7 +174,8 @@ class Tensor {
    * \brief A tensor argument: views the caller's DLTensor, valid until the function returns
    *  (the caller owns it). Keep a TensorView or copy the data to keep it longer.
    */
-  explicit Tensor(const DLTensor* borrowed) noexcept : borrowed_(borrowed) {}
+  explicit Tensor(const DLTensor* borrowed, bool read_only = false) noexcept
+      : borrowed_(borrowed), read_only_(read_only) {}
 
   /*! \brief Takes ownership of `managed` (its deleter runs when the last Tensor goes). */
   static Tensor FromDLPackVersioned(DLManagedTensorVersioned* managed, size_t require_alignment = 0,
@@ -270,8 +274,19 @@ class Tensor {
     return control_ ? &control_->managed->dl_tensor : borrowed_;
   }
   const DLTensor* operator->() const noexcept { return GetDLTensorPtr(); }
-  operator TensorView() const noexcept { return TensorView(GetDLTensorPtr()); }  // NOLINT
-  TensorView view() const noexcept { return TensorView(GetDLTensorPtr()); }
+  operator TensorView() const noexcept { return view(); }  // NOLINT
+  /*! \brief A view that keeps the read-only mark (see IsReadOnly()). */
+  TensorView view() const noexcept { return TensorView(GetDLTensorPtr(), IsReadOnly()); }
+  /*!
+   * \brief True for a read-only argument (a numpy array over `bytes`, ...) or a tensor whose
+   *  producer set DLPack's read-only flag: check with CheckWritable() before writing.
+   */
+  bool IsReadOnly() const noexcept {
+    return control_ != nullptr ? (control_->managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0
+                               : read_only_;
+  }
+  /*! \brief ValueError naming `what` when the tensor is read-only. */
+  void CheckWritable(const char* what = "output tensor") const { view().CheckWritable(what); }
 
   // The TensorView interface.
   void* data_ptr() const noexcept { return view().data_ptr(); }
@@ -358,6 +373,7 @@ class Tensor {
   // value it converts (ReleaseToCaller); nothing else changes it behind a const.
   mutable detail::TensorControl* control_ = nullptr;
   const DLTensor* borrowed_ = nullptr;
+  bool read_only_ = false;  // a borrowed argument's mark (an owned one's is in its flags)
 };
 
 }  // namespace ffi

@@ -308,8 +308,8 @@ struct TensorTraits {
   static void AppendName(std::string* out) { *out += "Tensor"; }
   static T FromArg(const TVMFFIAny& v) {
     if (TVM_FFI_LIKELY(v.type_code == kTVMFFIDLTensorPtr)) {
-      if constexpr (std::is_same_v<T, TensorView>) {
-        return TensorView(v.v_tensor, (v.flags & TVM_FFI_TENSOR_IS_READ_ONLY) != 0);
+      if constexpr (std::is_same_v<T, TensorView> || std::is_same_v<T, Tensor>) {
+        return T(v.v_tensor, (v.flags & TVM_FFI_TENSOR_IS_READ_ONLY) != 0);
       } else {
         return T(v.v_tensor);
       }
