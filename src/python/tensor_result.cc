@@ -189,11 +189,46 @@ PyObject* TensorDLPack(PyObject* self, PyObject* args, PyObject* kwargs) {
   auto* t = reinterpret_cast<TensorObject*>(self);
   long major = 0;
   if (max_version != Py_None) {
-    PyObject* first = PySequence_GetItem(max_version, 0);
-    if (first == nullptr) return nullptr;
-    major = PyLong_AsLong(first);
-    Py_DECREF(first);
-    if (major == -1 && PyErr_Occurred()) return nullptr;
+    // The array API's (major, minor); a major beyond a C long is still "1 or later".
+    if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2 ||
+        !PyLong_Check(PyTuple_GET_ITEM(max_version, 0)) ||
+        !PyLong_Check(PyTuple_GET_ITEM(max_version, 1))) {
+      PyErr_Format(PyExc_TypeError,
+                   "tvm_ffi.Tensor.__dlpack__: max_version must be None or a tuple of two "
+                   "ints (major, minor), not %R",
+                   max_version);
+      return nullptr;
+    }
+    int overflow = 0;
+    major = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(max_version, 0), &overflow);
+    if (overflow != 0) major = overflow > 0 ? 1 : -1;
+  }
+  if (dl_device != Py_None) {
+    // No copies: only the tensor's own device can be served (the array API's BufferError).
+    const DLDevice& own = t->managed->dl_tensor.device;
+    long type = -1;
+    long id = -1;
+    if (PyTuple_Check(dl_device) && PyTuple_GET_SIZE(dl_device) == 2 &&
+        PyLong_Check(PyTuple_GET_ITEM(dl_device, 0)) &&
+        PyLong_Check(PyTuple_GET_ITEM(dl_device, 1))) {
+      int overflow = 0;
+      type = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(dl_device, 0), &overflow);
+      id = overflow ? -1 : PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(dl_device, 1), &overflow);
+      if (overflow) type = id = -1;
+    } else {
+      PyErr_Format(PyExc_TypeError,
+                   "tvm_ffi.Tensor.__dlpack__: dl_device must be None or a tuple of two ints "
+                   "(device_type, device_id), not %R",
+                   dl_device);
+      return nullptr;
+    }
+    if (type != static_cast<long>(own.device_type) || id != static_cast<long>(own.device_id)) {
+      PyErr_Format(PyExc_BufferError,
+                   "tvm_ffi.Tensor.__dlpack__: the tensor is on device (%d, %d) and cannot be "
+                   "exported to dl_device=%R without a copy (not supported)",
+                   static_cast<int>(own.device_type), static_cast<int>(own.device_id), dl_device);
+      return nullptr;
+    }
   }
   auto* view = new (std::nothrow) ExportedView{};
   if (view == nullptr) return PyErr_NoMemory();

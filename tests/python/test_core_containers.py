@@ -214,6 +214,50 @@ def test_env_alloc_without_a_framework_gives_a_dlpack_tensor(mod):
     torch.testing.assert_close(as_torch, torch.from_numpy(x) + 1)
 
 
+def test_tensor_dlpack_serves_only_its_own_device(mod):
+    out = mod.add_one(np.ones(3, dtype=np.float32))
+    assert out.__dlpack_device__() == (1, 0)
+    capsule = out.__dlpack__(dl_device=(1, 0), max_version=(1, 0))
+    np.testing.assert_array_equal(np.from_dlpack(out, device="cpu"), np.full(3, 2.0))
+    del capsule
+    with pytest.raises(
+        BufferError,
+        match=r"^tvm_ffi\.Tensor\.__dlpack__: the tensor is on device \(1, 0\) and cannot be "
+        r"exported to dl_device=\(2, 0\) without a copy \(not supported\)$",
+    ):
+        out.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(BufferError, match=rf"to dl_device={re.escape(repr((1, 2**70)))} "):
+        out.__dlpack__(dl_device=(1, 2**70))
+    with pytest.raises(
+        TypeError,
+        match=r"^tvm_ffi\.Tensor\.__dlpack__: dl_device must be None or a tuple of two ints "
+        r"\(device_type, device_id\), not 'cpu'$",
+    ):
+        out.__dlpack__(dl_device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("max_version", "capsule_name"),
+    [(None, "dltensor"), ((0, 8), "dltensor"), ((1, 0), "dltensor_versioned"),
+     ((2**70, 0), "dltensor_versioned"), ((-(2**70), 0), "dltensor")],
+)  # fmt: skip
+def test_tensor_dlpack_max_version_any_int(mod, max_version, capsule_name):
+    out = mod.add_one(np.ones(2, dtype=np.float32))
+    capsule = out.__dlpack__(max_version=max_version)
+    assert f'"{capsule_name}"' in repr(capsule)
+
+
+@pytest.mark.parametrize("max_version", [[], (1,), [1, 0], (1.0, 0), "10"])
+def test_tensor_dlpack_max_version_must_be_a_pair(mod, max_version):
+    out = mod.add_one(np.ones(2, dtype=np.float32))
+    with pytest.raises(
+        TypeError,
+        match=r"^tvm_ffi\.Tensor\.__dlpack__: max_version must be None or a tuple of two ints "
+        rf"\(major, minor\), not {re.escape(repr(max_version))}$",
+    ):
+        out.__dlpack__(max_version=max_version)
+
+
 def test_env_alloc_refuses_a_device_without_framework(mod):
     with pytest.raises(
         RuntimeError,
