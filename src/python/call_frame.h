@@ -53,11 +53,19 @@ struct CallFrame {
   ~CallFrame() { RunCleanups(); }
 
   void RunCleanups() {
+    if (cleanups.empty()) return;
+    // A deleter or a dropped reference may run Python code, which must not start with an
+    // error set (it would be lost, or turn into SystemError): the call's error is put
+    // aside, and any error a cleanup leaves is reported as unraisable, like __del__'s.
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
     for (Cleanup& c : cleanups) {
       if (c.release != nullptr) c.release(c.ptr);
       Py_XDECREF(c.keep_alive);
+      if (PyErr_Occurred()) PyErr_WriteUnraisable(nullptr);
     }
     cleanups.clear();
+    PyErr_Restore(type, value, traceback);
   }
 };
 
