@@ -333,8 +333,7 @@ class CtypesProducer:
         self._managed.deleter = _DELETER(self._delete)  # kept alive by self
 
     def _delete(self, _managed):
-        self.deleted += 1
-        "Python code running in the deleter".split()
+        self.deleted += 1  # Python code, run from the producer's C deleter
 
     def __dlpack__(self, **kwargs):
         new_capsule = ctypes.pythonapi.PyCapsule_New
