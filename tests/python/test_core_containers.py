@@ -3,6 +3,8 @@ Tuple, Map, Shape, Tensor::FromEnvAlloc; uint64 values; read-only tensors; raw s
 
 from __future__ import annotations
 
+import math
+import os
 import re
 
 import numpy as np
@@ -301,6 +303,28 @@ def test_env_alloc_sizes_that_fit_are_allocated(mod):
     out = mod.alloc_shape([1000, 1000], "float32")
     assert out.shape == (1000, 1000)
     assert np.from_dlpack(out).reshape(-1).view(np.uint8)[-1] == 1  # the byte the callee wrote
+
+
+def test_fuzz_env_alloc_sizes(mod):
+    """Random shapes and dtypes: an overflowing size is a ValueError, any other either
+    allocates the tensor (whose last byte the callee writes) or is a MemoryError."""
+    rng = np.random.default_rng(int(os.environ.get("TVM_FFI_ALLOC_FUZZ_SEED", "0")))
+    dtypes = {"int8": 8, "float32": 32, "float64": 64, "int8x4": 32, "float16x8": 128}
+    for _ in range(int(os.environ.get("TVM_FFI_ALLOC_FUZZ_COUNT", "300"))):
+        ndim = int(rng.integers(0, 5))
+        shape = [int(rng.choice([0, 1, 3, 2**10, 2**21, 2**31, 2**32, 2**62])) for _ in range(ndim)]
+        dtype = str(rng.choice(list(dtypes)))
+        bits = dtypes[dtype] * math.prod(max(e, 1) for e in shape)
+        if bits > 2**63 - 8:
+            with pytest.raises(ValueError, match=r"^Tensor::FromEnvAlloc: a .* is too large"):
+                mod.alloc_shape(shape, dtype)
+            continue
+        try:
+            out = mod.alloc_shape(shape, dtype)
+        except MemoryError:
+            continue
+        assert (out.shape, out.dtype) == (tuple(shape), dtype)
+        del out
 
 
 def test_host_allocator_size_overflow_is_refused(mod):
