@@ -10,6 +10,7 @@
 #include <tvm/ffi/c_api.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "cuda_guard.h"
@@ -46,11 +47,17 @@ struct CallFrame {
   std::vector<Cleanup> cleanups;
   std::vector<std::unique_ptr<TVMFFIAny[]>> arrays;       // storage of list/tuple args
   std::vector<std::unique_ptr<DLTensor>> nested_tensors;  // tensors inside list/tuple args
+  // Tensors inside list/tuple/dict args and their Python objects (owned references, kept
+  // past the cleanups): a callee that returns one gets the caller's object back.
+  std::vector<std::pair<const DLTensor*, PyObject*>> nested_owners;
 
   explicit CallFrame(const FunctionObject* f) : func(f) {}
   CallFrame(const CallFrame&) = delete;
   CallFrame& operator=(const CallFrame&) = delete;
-  ~CallFrame() { RunCleanups(); }
+  ~CallFrame() {
+    RunCleanups();
+    for (auto& owner : nested_owners) Py_DECREF(owner.second);
+  }
 
   void RunCleanups() {
     if (cleanups.empty()) return;
@@ -71,6 +78,12 @@ struct CallFrame {
 
 /*! \brief The builtin exception for an error kind ("ValueError", ...); unknown: RuntimeError. */
 PyObject* ExceptionForKind(const char* kind);
+
+/*!
+ * \brief Replaces the pending error with one of `type` whose message is `format` with `name`
+ *  (%s) and the pending error (%S), which becomes its __cause__.
+ */
+void RaiseFromCause(PyObject* type, const char* format, const char* name);
 
 /*!
  * \brief Turn a finished call into its Python result: the converted value, or the raised

@@ -62,11 +62,18 @@ int IntArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
   return 0;
 }
 
-int StrArg(PyObject* obj, TVMFFIAny* out) {
+int StrArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
   Py_ssize_t size = 0;
   // Cached inside the str object: no allocation for ASCII, one-time for others.
   const char* s = PyUnicode_AsUTF8AndSize(obj, &size);
-  if (s == nullptr) return -1;
+  if (s == nullptr) {
+    if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+      char name[160];
+      PyOS_snprintf(name, sizeof(name), "%s() argument %d", frame->func->name, frame->position);
+      RaiseFromCause(PyExc_ValueError, "%s: the str has no UTF-8 form (%S)", name);
+    }
+    return -1;
+  }
   out->type_code = kTVMFFIStr;
   out->flags = 0;
   out->v_str = s;
@@ -171,6 +178,10 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
       frame->tensor_api = api;
     }
   }
+  if (slot == nullptr) {  // inside a container: remembered for a callee that returns it
+    Py_INCREF(obj);
+    frame->nested_owners.emplace_back(tensor, obj);
+  }
   if (tensor->device.device_type == kDLCUDA && frame->cuda_device < 0) {
     frame->cuda_device = tensor->device.device_id;
   }
@@ -207,7 +218,7 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
     SetInt(out, kTVMFFINone, 0);
     return 0;
   }
-  if (type == &PyUnicode_Type) return StrArg(obj, out);
+  if (type == &PyUnicode_Type) return StrArg(frame, obj, out);
   if (type == &PyBytes_Type) {
     BytesArg(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out);
     return 0;
@@ -240,7 +251,7 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
       return 0;
     }
     case ArgKind::kStr:
-      return StrArg(obj, out);
+      return StrArg(frame, obj, out);
     case ArgKind::kBytes:
       BytesArg(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out);
       return 0;

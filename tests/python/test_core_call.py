@@ -33,6 +33,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_string, [](String x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_std_string, [](std::string x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_bytes, [](Bytes x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_c_str, [](const char* x) { return std::string(x); });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(not_utf8, []() { return std::string("ok \xff\xfe"); });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_optional, [](std::optional<int64_t> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_vector, [](std::vector<int64_t> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_nested,
@@ -191,8 +192,24 @@ def test_c_str_parameter_refuses_embedded_nul(mod):
 
 
 def test_lone_surrogate_is_rejected(mod):
-    with pytest.raises(UnicodeEncodeError):
-        mod.echo_string("\ud800")
+    with pytest.raises(
+        ValueError,
+        match=r"^echo_string\(\) argument 1: the str has no UTF-8 form \('utf-8' codec can't "
+        r"encode character '\\ud800' in position 2: surrogates not allowed\)$",
+    ) as info:
+        mod.echo_string("ab\ud800")
+    assert isinstance(info.value.__cause__, UnicodeEncodeError)
+
+
+def test_non_utf8_str_result_names_the_function(mod):
+    with pytest.raises(
+        ValueError,
+        match=r"^not_utf8\(\) returned a str that is not valid UTF-8 \('utf-8' codec can't "
+        r"decode byte 0xff in position 3: invalid start byte\); text results must be UTF-8: "
+        r"return tvm::ffi::Bytes for other bytes$",
+    ) as info:
+        mod.not_utf8()
+    assert isinstance(info.value.__cause__, UnicodeDecodeError)
 
 
 @pytest.mark.parametrize("value", [b"", b"abc", b"\x00\x01\xff\x00", bytes(range(256)) * 40])
@@ -257,6 +274,19 @@ def test_ctypes_pointer(mod):
     assert mod.echo_pointer(ctypes.c_void_p(None)) is None
 
 
+@pytest.mark.parametrize("address", [2**63, 2**64 - 1, 0x7FFF_FFFF_FFFF_FFFF])
+def test_pointer_takes_every_64_bit_address(mod, address):
+    assert mod.echo_pointer(address) == address
+    assert mod.echo_pointer(ctypes.c_void_p(address)) == address
+
+
+def test_negative_pointer_is_reported_as_given(mod):
+    with pytest.raises(
+        ValueError, match=r"^echo_pointer\(\) argument 1 must be a non-negative address \(got -1\)$"
+    ):
+        mod.echo_pointer(-1)
+
+
 def test_keyword_arguments_are_rejected(mod):
     with pytest.raises(TypeError, match=r"^add\(\) takes no keyword arguments$"):
         mod.add(1, b=2)
@@ -310,7 +340,12 @@ def test_unknown_error_kind_is_runtime_error(raw):
 
 
 def test_result_without_python_equivalent(raw):
-    with pytest.raises(RuntimeError, match=r"^returns_tensor\(\) returned a value of type code 6"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^returns_tensor\(\) returned a borrowed tensor that is none of its tensor "
+        r"arguments; a function returns a tensor it owns \(e\.g\. from Tensor::FromEnvAlloc\) or "
+        r"one of the tensors it was passed$",
+    ):
         raw.returns_tensor()
 
 

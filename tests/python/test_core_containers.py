@@ -85,6 +85,12 @@ Array<Tensor> Clones(TensorView x, int64_t k) {
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(clones, Clones);
 
+// Returns tensors it was passed inside containers: the caller gets its own objects back.
+Tensor Pick(Array<Tensor> xs, int64_t i) { return xs[i]; }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(pick, Pick);
+Tensor PickValue(ffi::Map<ffi::String, Tensor> xs, ffi::String key) { return xs.at(key); }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(pick_value, PickValue);
+
 // Options as a dict of tuples, as MoE/attention planners pass them.
 ffi::Map<ffi::String, int64_t> CountOptions(
     ffi::Map<ffi::String, ffi::Tuple<Array<int64_t>, Optional<TensorView>>> options) {
@@ -342,6 +348,14 @@ def test_host_allocator_size_overflow_is_refused(mod):
         r"dimension 0$",
     ):
         mod.raw_alloc_float32([-1])
+
+
+def test_tensor_from_a_container_argument_comes_back_as_the_callers_object(mod):
+    a, b = np.zeros(3, dtype=np.float32), torch.ones(2)
+    assert mod.pick([a, b], 0) is a
+    assert mod.pick((a, b), 1) is b
+    assert mod.pick([[a], b][1:], 0) is b
+    assert mod.pick_value({"x": a, "y": b}, "y") is b
 
 
 def test_tuple_and_array_of_tensors_results(mod):

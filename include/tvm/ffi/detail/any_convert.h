@@ -285,7 +285,10 @@ struct TypeTraits<void*> {
     if (TVM_FFI_LIKELY(v.type_code == kTVMFFIOpaquePtr)) return v.v_ptr;
     if (v.type_code == kTVMFFINone) return nullptr;
     if (v.type_code == kTVMFFIInt) {
-      if (v.v_int64 >= 0) return reinterpret_cast<void*>(static_cast<uintptr_t>(v.v_int64));
+      // 2**63 .. 2**64-1 arrive flagged unsigned: addresses too.
+      if (v.v_int64 >= 0 || (v.flags & TVM_FFI_INT_IS_UNSIGNED) != 0) {
+        return reinterpret_cast<void*>(static_cast<uintptr_t>(v.v_int64));
+      }
       throw ConversionError{
           "", "", "", Concat({"must be a non-negative address (got ", DecimalText(v.v_int64), ")"})};
     }
