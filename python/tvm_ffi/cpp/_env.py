@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["max_jobs", "require_linux"]
+__all__ = ["MOST_JOBS", "max_jobs", "require_linux"]
 
 
 def max_jobs(default: int | None = None) -> int | None:
@@ -26,7 +26,13 @@ def max_jobs(default: int | None = None) -> int | None:
         jobs = 0
     if jobs < 1:
         raise ValueError(f"MAX_JOBS must be a positive integer (got {text!r})")
+    if jobs > MOST_JOBS:
+        raise ValueError(f"MAX_JOBS is too large (got {text!r}; ninja takes at most {MOST_JOBS})")
     return jobs
+
+
+# ninja reads -j into a C int: a larger count fails the build with "invalid -j parameter".
+MOST_JOBS = 2**31 - 1
 
 
 def require_linux(api: str) -> None:

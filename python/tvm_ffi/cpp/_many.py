@@ -142,4 +142,10 @@ def _jobs(api: str, value: object) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{api}: max_jobs must be an int >= 1 (got {value!r})")
+    from ._env import MOST_JOBS
+
+    if value > MOST_JOBS:
+        raise ValueError(
+            f"{api}: max_jobs is too large (got {value!r}; ninja takes at most {MOST_JOBS})"
+        )
     return value

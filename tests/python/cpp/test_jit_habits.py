@@ -108,6 +108,23 @@ def test_bad_max_jobs(value, monkeypatch):
         cpp.build_inline("jobs_bad", cpp_sources="int f() { return 0; }\n")
 
 
+@pytest.mark.parametrize("value", ["2147483648", "99999999999999999999"])
+def test_max_jobs_too_large_for_ninja(value, monkeypatch):
+    monkeypatch.setenv("MAX_JOBS", value)
+    with pytest.raises(
+        ValueError,
+        match=rf"^MAX_JOBS is too large \(got '{value}'; ninja takes at most 2147483647\)$",
+    ):
+        cpp.build_inline("jobs_huge", cpp_sources="int f() { return 0; }\n")
+    monkeypatch.delenv("MAX_JOBS")
+    with pytest.raises(
+        ValueError,
+        match=r"^build_inline_many: max_jobs is too large \(got 2147483648; ninja takes at most "
+        r"2147483647\)$",
+    ):
+        cpp.build_inline_many([{"name": "jobs_huge", "cpp_sources": ""}], max_jobs=2**31)
+
+
 # ---- logging --------------------------------------------------------------------------------
 
 
