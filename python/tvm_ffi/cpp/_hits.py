@@ -178,7 +178,12 @@ def record(root_fd: int, root: Path, request: str, entry: Path, tools: list[str]
         *(_tool_stamp(tool) for tool in tools),
     ]
     data = ("\n".join(lines) + "\n").encode()
-    with _cache.parent_of(root_fd, f"{_DIR}/{request}") as (dir_fd, name):
+    with contextlib.ExitStack() as stack:
+        try:
+            # Making hits/ fails on a read-only cache (EROFS) as a write would: skipped alike.
+            dir_fd, name = stack.enter_context(_cache.parent_of(root_fd, f"{_DIR}/{request}"))
+        except OSError:
+            return
         tmp = f".{name}.{os.getpid()}.{_thread.get_ident()}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -323,3 +324,32 @@ def test_long_module_name_is_hashed_into_the_file_names(tmp_path):
     build_dir = tmp_path / "build"
     path = cpp.build_inline(name, cpp_sources=SOURCE, build_directory=build_dir)
     assert path == str(build_dir / f"{stem}.so")
+
+
+# ---------------------------------------------------------------- read-only cache
+
+
+def _run_with_read_only(directory: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """argv with ``directory`` bind-mounted read-only over itself (a private mount
+    namespace: nothing outlives the call)."""
+    unshare = shutil.which("unshare")
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) to mount a directory read-only")
+    script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+    return subprocess.run(
+        [unshare, "-m", "sh", "-c", script, "sh", str(directory), *argv],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("without_hits", [True, False], ids=["no-hits-dir", "hits-dir"])
+def test_read_only_cache_loads_what_it_holds(cache_dir, without_hits):
+    """Issue 20, item 3: a cache on a read-only file system, without hits/ (a cache copied
+    or made by an older version), failed with "Read-only file system: 'hits'"."""
+    assert cpp.load_inline("jit_damaged", cpp_sources=SOURCE).answer() == 42
+    if without_hits:
+        shutil.rmtree(cache_dir / "hits")
+    before = sorted(str(p.relative_to(cache_dir)) for p in cache_dir.rglob("*"))
+    proc = _run_with_read_only(cache_dir, [sys.executable, "-c", LOAD, SOURCE])
+    assert (proc.returncode, proc.stdout) == (0, "42\n"), proc.stderr
+    assert sorted(str(p.relative_to(cache_dir)) for p in cache_dir.rglob("*")) == before
