@@ -58,19 +58,25 @@ def _checked(api: str, modules: object) -> list[dict[str, Any]]:
     return out
 
 
-def _build_all(api: str, modules: list[dict[str, Any]], jobs: int | None) -> tuple:
+def _build_all(
+    api: str, modules: list[dict[str, Any]], jobs: int | None, load: bool = False
+) -> tuple:
     from concurrent.futures import ThreadPoolExecutor
 
     from . import _library
-    from ._inline import build_inline
+    from ._inline import build_inline, load_inline
 
     total = jobs if jobs is not None else max_jobs()
     workers = max(1, min(len(modules), total))
     # Each module's ninja gets a share of the cores; a module has one or two sources.
     per_build = max(1, total // workers)
 
-    def build(kwargs: dict[str, Any]) -> str:
+    def build(kwargs: dict[str, Any]) -> Any:
         _library._ninja_jobs.set(per_build)  # a fresh context in each pool thread
+        if load and kwargs.get("build_directory") is not None:
+            # A build_directory stays locked until its library is loaded, as in
+            # load_inline: loaded after the pool, another process could relink it first.
+            return load_inline(**kwargs)
         return build_inline(**kwargs)
 
     results: list = [None] * len(modules)
@@ -112,8 +118,10 @@ def load_inline_many(
     modules: Sequence[Mapping[str, Any]], *, max_jobs: int | None = None
 ) -> list[Any]:
     """Like :func:`build_inline_many`, then load each module (in order, in this thread):
-    the list of modules, as :func:`load_inline` returns them. ``keep_module_alive`` in a
-    dict is checked and, as for :func:`load_inline`, changes nothing."""
+    the list of modules, as :func:`load_inline` returns them. A module with a
+    ``build_directory`` is loaded by the thread that built it, which holds the directory's
+    lock until then (as :func:`load_inline` does). ``keep_module_alive`` in a dict is
+    checked and, as for :func:`load_inline`, changes nothing."""
     from . import _spec
     from ._inline import _attach_docs
     from ._library import load_library
@@ -122,10 +130,13 @@ def load_inline_many(
     for kwargs in checked:
         if "keep_module_alive" in kwargs:
             _spec.check_flag(_API, "keep_module_alive", kwargs.pop("keep_module_alive"))
-    results, errors = _build_all(_API, checked, _jobs(_API, max_jobs))
+    results, errors = _build_all(_API, checked, _jobs(_API, max_jobs), load=True)
     loaded: list = [None] * len(checked)
     for index, path in enumerate(results):
         if index in errors:
+            continue
+        if not isinstance(path, str):  # loaded by its builder (a build_directory)
+            loaded[index] = path
             continue
         try:
             docs = _spec.function_docs(_API, checked[index].get("functions"))

@@ -331,6 +331,34 @@ def test_build_directory_lock_is_held_until_loaded(tmp_path, monkeypatch):
     assert seen == ["locked"]
 
 
+def test_build_directory_lock_is_held_until_loaded_by_load_inline_many(tmp_path, monkeypatch):
+    """Issue 20, item 4: load_inline_many loaded after all builds, with the locks let go:
+    a process that built v=1 in a shared build_directory got another's v=2."""
+    dirs = [tmp_path / "build0", tmp_path / "build1"]
+    seen = []
+    real_load = tvm_ffi.load_module
+
+    def load_while_probing_lock(path):
+        fd = os.open(Path(path).parent / "lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append((Path(path).parent, "unlocked"))
+        except BlockingIOError:
+            seen.append((Path(path).parent, "locked"))
+        finally:
+            os.close(fd)
+        return real_load(path)
+
+    monkeypatch.setattr(tvm_ffi, "load_module", load_while_probing_lock)
+    modules = [
+        {"name": f"jit_many_locked_{i}", "build_directory": d,
+         "cpp_sources": f"int f() {{ return {i}; }}", "functions": ["f"]}
+        for i, d in enumerate(dirs)
+    ]  # fmt: skip
+    assert [m.f() for m in cpp.load_inline_many(modules, max_jobs=2)] == [0, 1]
+    assert sorted(seen) == [(dirs[0], "locked"), (dirs[1], "locked")]
+
+
 def test_build_directory_that_is_a_file_is_named(tmp_path):
     target = tmp_path / "not_a_dir"
     target.write_text("x")
