@@ -198,9 +198,14 @@ def record(root_fd: int, root: Path, request: str, entry: Path, tools: list[str]
                 os.unlink(tmp, dir_fd=dir_fd)
 
 
+# Out of descriptors or memory: says nothing about the file being opened.
+_SHORTAGES = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+
+
 def library_problem(dir_fd: int, relpath: str) -> str | None:
     """Why the library at ``relpath`` under the directory cannot be loaded; None if it
-    can, "" when there is none. No symbolic link on the way is followed."""
+    can, "" when there is none. No symbolic link on the way is followed. OSError when the
+    process is out of descriptors or memory (that is no reason to rebuild)."""
     from tvm_ffi._elf_check import file_kind
     from tvm_ffi._elf_check import library_problem as elf_problem
 
@@ -213,6 +218,12 @@ def library_problem(dir_fd: int, relpath: str) -> str | None:
     except OSError as err:
         if err.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW met a symbolic link
             return "a symbolic link, never followed"
+        if err.errno in _SHORTAGES:  # the process's fault, not the library's: no rebuild
+            raise OSError(
+                err.errno,
+                f"cannot check the cached library {relpath}: {err.strerror} (a limit of this "
+                "process or system, e.g. ulimit -n, not damage to the library)",
+            ) from None
         return f"cannot open it: {err.strerror}"
     try:
         st = os.fstat(fd)

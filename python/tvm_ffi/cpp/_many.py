@@ -58,6 +58,26 @@ def _checked(api: str, modules: object) -> list[dict[str, Any]]:
     return out
 
 
+# Descriptors one build holds at its peak: the cache root, entry and lock, the pipes and
+# error pipe of each process it starts (ninja, a compiler's --version), with room to spare.
+_FDS_PER_BUILD = 12
+
+
+def _fd_room() -> int:
+    """Descriptors this process may still open (RLIMIT_NOFILE less those open): builds at
+    once beyond what they allow would fail with EMFILE instead of waiting their turn."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 30
+    try:
+        used = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        used = 0
+    return soft - used
+
+
 def _build_all(
     api: str, modules: list[dict[str, Any]], jobs: int | None, load: bool = False
 ) -> tuple:
@@ -67,7 +87,7 @@ def _build_all(
     from ._inline import build_inline, load_inline
 
     total = jobs if jobs is not None else max_jobs()
-    workers = max(1, min(len(modules), total))
+    workers = max(1, min(len(modules), total, _fd_room() // _FDS_PER_BUILD))
     # Each module's ninja gets a share of the cores; a module has one or two sources.
     per_build = max(1, total // workers)
 

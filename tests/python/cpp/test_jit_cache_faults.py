@@ -5,6 +5,7 @@ Each test guards one promise of docs/guides/jit.md ("Safety") and names it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -353,3 +354,59 @@ def test_read_only_cache_loads_what_it_holds(cache_dir, without_hits):
     proc = _run_with_read_only(cache_dir, [sys.executable, "-c", LOAD, SOURCE])
     assert (proc.returncode, proc.stdout) == (0, "42\n"), proc.stderr
     assert sorted(str(p.relative_to(cache_dir)) for p in cache_dir.rglob("*")) == before
+
+
+# ---------------------------------------------------------------- out of descriptors
+
+
+def test_cached_library_check_out_of_descriptors_is_not_damage(cache_dir):
+    """Issue 20, item 10: EMFILE while checking a cached library was reported as "the
+    cached library ... is damaged; rebuilding it"."""
+    import resource
+
+    from tvm_ffi.cpp import _hits
+
+    path = Path(cpp.build_inline("jit_damaged", cpp_sources=SOURCE))
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowest_free = os.dup(0)
+    os.close(lowest_free)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))
+        with pytest.raises(OSError) as info:
+            _hits.library_problem(dir_fd, path.name)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        os.close(dir_fd)
+    assert info.value.errno == errno.EMFILE
+    assert str(info.value) == (
+        f"[Errno 24] cannot check the cached library {path.name}: Too many open files (a "
+        "limit of this process or system, e.g. ulimit -n, not damage to the library)"
+    )
+
+
+MANY = textwrap.dedent(
+    """
+    from tvm_ffi import cpp
+    modules = [{"name": f"jit_fds_{i}", "cpp_sources": f"int f() {{ return {i}; }}",
+                "functions": ["f"]} for i in range(6)]
+    print([m.f() for m in cpp.load_inline_many(modules, max_jobs=6)])
+    """
+)
+
+
+def test_many_builds_wait_for_descriptors_instead_of_failing():
+    """Issue 20, item 10: with ulimit -n 32, load_inline_many of 16 modules failed 13 of
+    them with EMFILE; builds at once are now capped by the descriptors left."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (32, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        )
+
+    proc = subprocess.run(
+        [sys.executable, "-c", MANY], capture_output=True, text=True, timeout=300,
+        preexec_fn=limit,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "[0, 1, 2, 3, 4, 5]\n"), proc.stderr
