@@ -10,6 +10,7 @@
 #include <tvm/ffi/c_api.h>
 
 #include <memory>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct CallFrame {
   // Tensors inside list/tuple/dict args and their Python objects (owned references, kept
   // past the cleanups): a callee that returns one gets the caller's object back.
   std::vector<std::pair<const DLTensor*, PyObject*>> nested_owners;
+  // Lists, tuples and dicts already converted that hold containers, by identity: a shared
+  // sub-list (x = [x, x], repeated) is converted once, not once per path to it.
+  std::unique_ptr<std::unordered_map<PyObject*, TVMFFIAny>> converted;
 
   explicit CallFrame(const FunctionObject* f) : func(f) {}
   CallFrame(const CallFrame&) = delete;

@@ -88,7 +88,33 @@ void BytesArg(const char* data, Py_ssize_t size, TVMFFIAny* out) {
   out->size = size;
 }
 
+// A container converted earlier in this call: its converted value is reused.
+bool ConvertedBefore(CallFrame* frame, PyObject* container, TVMFFIAny* out) {
+  if (frame->converted == nullptr) return false;
+  auto found = frame->converted->find(container);
+  if (found == frame->converted->end()) return false;
+  *out = found->second;
+  return true;
+}
+
+// Remembers a converted container when it holds containers: only sharing those can make
+// the conversion cost grow with the number of paths (2**depth for x = [x, x]).
+void RememberIfNested(CallFrame* frame, PyObject* container, const TVMFFIAny& value,
+                      int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    const int32_t code = value.v_array[i].type_code;
+    if (code == kTVMFFIArray || code == kTVMFFIMap) {
+      if (frame->converted == nullptr) {
+        frame->converted = std::make_unique<std::unordered_map<PyObject*, TVMFFIAny>>();
+      }
+      frame->converted->emplace(container, value);
+      return;
+    }
+  }
+}
+
 int SequenceArg(CallFrame* frame, PyObject* seq, TVMFFIAny* out, int depth) {
+  if (ConvertedBefore(frame, seq, out)) return 0;
   if (depth >= kMaxDepth) {
     PyErr_Format(PyExc_ValueError, "%s() argument %d: lists nested deeper than %d levels",
                  frame->func->name, frame->position, kMaxDepth);
@@ -115,10 +141,12 @@ int SequenceArg(CallFrame* frame, PyObject* seq, TVMFFIAny* out, int depth) {
   out->flags = is_tuple ? TVM_FFI_ARRAY_IS_TUPLE : 0;
   out->v_array = storage;
   out->size = n;
+  RememberIfNested(frame, seq, *out, n);
   return 0;
 }
 
 int MapArg(CallFrame* frame, PyObject* dict, TVMFFIAny* out, int depth) {
+  if (ConvertedBefore(frame, dict, out)) return 0;
   if (depth >= kMaxDepth) {
     PyErr_Format(PyExc_ValueError, "%s() argument %d: containers nested deeper than %d levels",
                  frame->func->name, frame->position, kMaxDepth);
@@ -146,6 +174,7 @@ int MapArg(CallFrame* frame, PyObject* dict, TVMFFIAny* out, int depth) {
   out->flags = 0;
   out->v_array = storage;
   out->size = n;
+  RememberIfNested(frame, dict, *out, 2 * n);
   return 0;
 }
 

@@ -81,7 +81,7 @@ static void Delete(TVMFFIObject* self) { delete reinterpret_cast<Owner*>(self); 
 
 #define BEGIN(NAME)                                                                      \
   static TVMFFIFunctionInfo info_##NAME = {TVM_FFI_ABI_VERSION, 0, #NAME, #NAME "()"};   \
-  EXPORT int __tvm_ffi_##NAME(const TVMFFICallContext*, const TVMFFIAny*, int32_t n,     \
+  EXPORT int __tvm_ffi_##NAME(const TVMFFICallContext*, const TVMFFIAny* args, int32_t n,\
                               TVMFFIResult* r) {                                         \
     r->owner = 0;                                                                        \
     if (n == TVM_FFI_QUERY_INFO) {                                                       \
@@ -102,6 +102,16 @@ END
 BEGIN(returns_tensor)
   r->value.type_code = kTVMFFIDLTensorPtr;
   r->value.v_ptr = 0;
+  return 0;
+END
+
+// Whether the first two elements of a list argument share their converted storage.
+BEGIN(shares_children)
+  const TVMFFIAny& a = args[0];
+  r->value.type_code = kTVMFFIBool;
+  r->value.v_int64 = a.type_code == kTVMFFIArray && a.size == 2 &&
+                     a.v_array[0].type_code == kTVMFFIArray &&
+                     a.v_array[0].v_array == a.v_array[1].v_array;
   return 0;
 END
 
@@ -347,6 +357,25 @@ def test_result_without_python_equivalent(raw):
         r"one of the tensors it was passed$",
     ):
         raw.returns_tensor()
+
+
+def test_shared_sub_lists_are_converted_once(raw, mod):
+    """Issue 20, item 9: x = [x, x], 22 levels, cost 641 MB and seconds of conversion
+    (one per path: 2**22) before the callee's type check refused it."""
+    inner = [1, 2]
+    assert raw.shares_children([[inner], [inner]]) is False  # equal, not the same object
+    shared = [inner]
+    assert raw.shares_children([shared, shared]) is True
+    assert raw.shares_children([[1, 2], [1, 2]]) is False
+    x = [1.0]
+    for _ in range(22):
+        x = [x, x]
+    with pytest.raises(TypeError, match=r"^echo_nested\(\) argument 1\[0\]\[0\] must be str"):
+        mod.echo_nested(x)
+    flat = [inner, inner]  # lists of scalars are not remembered: converted per path, alike
+    assert mod.echo_vector(inner) == [1, 2]
+    assert mod.echo_nested([["a"], ["a"]]) == [["a"], ["a"]]
+    assert raw.shares_children(flat) is False
 
 
 def test_failure_without_error_info(raw):
