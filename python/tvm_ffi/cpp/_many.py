@@ -91,8 +91,15 @@ def _build_all(
     # Each module's ninja gets a share of the cores; a module has one or two sources.
     per_build = max(1, total // workers)
 
+    import threading
+
+    from . import _build
+
+    stop = threading.Event()
+
     def build(kwargs: dict[str, Any]) -> Any:
         _library._ninja_jobs.set(per_build)  # a fresh context in each pool thread
+        _build.stop_event.set(stop)
         if load and kwargs.get("build_directory") is not None:
             # A build_directory stays locked until its library is loaded, as in
             # load_inline: loaded after the pool, another process could relink it first.
@@ -101,13 +108,22 @@ def _build_all(
 
     results: list = [None] * len(modules)
     errors: dict[int, BaseException] = {}
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tvm_ffi_build") as pool:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tvm_ffi_build")
+    try:
         futures = [pool.submit(build, kwargs) for kwargs in modules]
         for index, future in enumerate(futures):
             try:
                 results[index] = future.result()
             except Exception as err:  # reported per module below
                 errors[index] = err
+    except BaseException:
+        # Ctrl-C (or another error) here: builds not started never start, running ones
+        # are stopped now rather than waited for.
+        pool.shutdown(wait=False, cancel_futures=True)
+        _build.stop_builds(stop)
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)
     return results, errors
 
 

@@ -260,6 +260,46 @@ def test_interrupted_build_stops_ninja_and_its_steps(stalling_cxx, monkeypatch):
     assert _build._running == set()
 
 
+INTERRUPT_MANY = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from tvm_ffi import cpp
+
+    def press_ctrl_c():
+        while "stalled " not in open(os.environ["JIT_LOG"]).read():
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=press_ctrl_c, daemon=True).start()
+    modules = [{"name": f"jit_many_stopped_{i}", "cpp_sources": sys.argv[1] + f"// {i}"}
+               for i in range(3)]
+    try:
+        cpp.build_inline_many(modules, max_jobs=2)
+    except KeyboardInterrupt:
+        print("interrupted")
+    """
+)
+
+
+def test_interrupted_many_stops_running_builds_at_once(stalling_cxx, monkeypatch):
+    """Issue 20, item 5: Ctrl-C during load_inline_many took effect only once every
+    running build had finished; now the builds are stopped and the rest never start."""
+    monkeypatch.setenv("JIT_STALL", "600")
+    proc = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_MANY, SOURCE], capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "interrupted\n"), proc.stderr
+    stalled = [
+        int(line.split()[1])
+        for line in stalling_cxx.read_text().splitlines()
+        if line.startswith("stalled ")
+    ]
+    assert 1 <= len(stalled) <= 2  # the third module never started
+    for pid in stalled:
+        _wait_for(lambda pid=pid: not _alive(pid), "the compiler to end")
+
+
 EXIT_DURING_BUILD = textwrap.dedent(
     """
     import os, sys, threading, time
