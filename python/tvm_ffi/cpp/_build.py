@@ -252,7 +252,9 @@ def run_ninja(
     if jobs is not None:
         args += ["-j", str(jobs)]
     shown = " ".join([str(ninja), "-C", str(build_dir), *args])
-    launch = [sys.executable, "-I", "-S", "-c", _LAUNCH, str(os.getpid()), str(dir_fd)]
+    from ._env import python_executable
+
+    launch = [python_executable(), "-I", "-S", "-c", _LAUNCH, str(os.getpid()), str(dir_fd)]
     event = stop_event.get()
     with _registry:  # stop_builds either sees this ninja or keeps it from starting
         if event is not None and event.is_set():

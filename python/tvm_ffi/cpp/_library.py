@@ -134,7 +134,7 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     plan = _ninja.BuildPlan(
         output=f"obj/{spec.stem}.o" if spec.object_output else f"obj/{spec.stem}.so",
         cxx=cxx,
-        python=sys.executable,
+        python=_env.python_executable(),
         compiles=compiles,
         cflags=["-std=c++17", *base_cflags],
         c_cflags=base_cflags,
