@@ -450,3 +450,23 @@ def test_many_builds_wait_for_descriptors_instead_of_failing():
         preexec_fn=limit,
     )  # fmt: skip
     assert (proc.returncode, proc.stdout) == (0, "[0, 1, 2, 3, 4, 5]\n"), proc.stderr
+
+
+def test_cache_without_flock_says_why(monkeypatch, cache_dir):
+    """Issue 20, item 11: a file system without flock (NFS mounted nolock) gave a bare
+    "[Errno 37] No locks available"."""
+    import fcntl
+
+    def no_locks(fd, operation):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with pytest.raises(OSError) as info:
+        cpp.build_inline("jit_no_flock", cpp_sources=SOURCE)
+    assert info.value.errno == errno.ENOLCK
+    (entry,) = cache_dir.glob("jit_no_flock_*")
+    assert str(info.value) == (
+        f"[Errno 37] cannot lock {entry}/lock: No locks available: the file system holding it "
+        "has no flock (NFS mounted nolock?), which builds need to exclude each other; set "
+        "TVM_FFI_CACHE_DIR (or build_directory) to a local directory"
+    )
