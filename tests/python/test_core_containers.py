@@ -313,7 +313,9 @@ def test_env_alloc_sizes_that_fit_are_allocated(mod):
 
 def test_fuzz_env_alloc_sizes(mod):
     """Random shapes and dtypes: an overflowing size is a ValueError, any other either
-    allocates the tensor (whose last byte the callee writes) or is a MemoryError."""
+    allocates the tensor (whose last byte the callee writes) or is a MemoryError.
+    TVM_FFI_ALLOC_FUZZ_SEED and TVM_FFI_ALLOC_FUZZ_COUNT change the seed (0) and the number
+    of shapes (300)."""
     rng = np.random.default_rng(int(os.environ.get("TVM_FFI_ALLOC_FUZZ_SEED", "0")))
     dtypes = {"int8": 8, "float32": 32, "float64": 64, "int8x4": 32, "float16x8": 128}
     for _ in range(int(os.environ.get("TVM_FFI_ALLOC_FUZZ_COUNT", "300"))):

@@ -375,7 +375,9 @@ def test_bad_dltensor_fields_stop_before_the_callee(mod, ndim, shape, message):
 
 
 def test_fuzz_dltensor_fields(mod):
-    """Random ndim and shapes from a producer: refused with ValueError, or seen as given."""
+    """Random ndim and shapes from a producer: refused with ValueError, or seen as given.
+    TVM_FFI_DLTENSOR_FUZZ_SEED and TVM_FFI_DLTENSOR_FUZZ_COUNT change the seed (0) and the
+    number of tensors (2000)."""
     rng = np.random.default_rng(int(os.environ.get("TVM_FFI_DLTENSOR_FUZZ_SEED", "0")))
     data = np.zeros(64, dtype=np.float64)  # every accepted shape below fits in 64 elements
     for _ in range(int(os.environ.get("TVM_FFI_DLTENSOR_FUZZ_COUNT", "2000"))):
