@@ -282,8 +282,9 @@ class Tensor {
    *  producer set DLPack's read-only flag: check with CheckWritable() before writing.
    */
   bool IsReadOnly() const noexcept {
-    return control_ != nullptr ? (control_->managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0
-                               : read_only_;
+    // DLPACK_FLAG_BITMASK_READ_ONLY, spelled out: a dlpack.h included before ours may lack it.
+    constexpr uint64_t kReadOnly = 1;
+    return control_ != nullptr ? (control_->managed->flags & kReadOnly) != 0 : read_only_;
   }
   /*! \brief ValueError naming `what` when the tensor is read-only. */
   void CheckWritable(const char* what = "output tensor") const { view().CheckWritable(what); }
