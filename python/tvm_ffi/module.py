@@ -64,6 +64,13 @@ def _check_file(name: str) -> os.stat_result:
             kind = file_kind(st.st_mode)
             raise OSError(f"cannot load library '{name}': not a regular file ({kind})")
         problem = library_problem(fd, st)
+        if problem is None and os.fstatvfs(fd).f_flag & os.ST_NOEXEC:
+            # The loader would only say "failed to map segment from shared object".
+            problem = (
+                "the file system holding it is mounted noexec, so no library on it can be "
+                "mapped for execution; build or copy it elsewhere (for tvm_ffi.cpp: set "
+                "TVM_FFI_CACHE_DIR, or build_directory, to a directory on another file system)"
+            )
     finally:
         os.close(fd)
     if problem is not None:

@@ -10,6 +10,8 @@
 #include <tvm/ffi/c_api.h>
 
 #include <memory>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cuda_guard.h"
@@ -46,23 +48,46 @@ struct CallFrame {
   std::vector<Cleanup> cleanups;
   std::vector<std::unique_ptr<TVMFFIAny[]>> arrays;       // storage of list/tuple args
   std::vector<std::unique_ptr<DLTensor>> nested_tensors;  // tensors inside list/tuple args
+  // Tensors inside list/tuple/dict args and their Python objects (owned references, kept
+  // past the cleanups): a callee that returns one gets the caller's object back.
+  std::vector<std::pair<const DLTensor*, PyObject*>> nested_owners;
+  // Lists, tuples and dicts already converted that hold containers, by identity: a shared
+  // sub-list (x = [x, x], repeated) is converted once, not once per path to it.
+  std::unique_ptr<std::unordered_map<PyObject*, TVMFFIAny>> converted;
 
   explicit CallFrame(const FunctionObject* f) : func(f) {}
   CallFrame(const CallFrame&) = delete;
   CallFrame& operator=(const CallFrame&) = delete;
-  ~CallFrame() { RunCleanups(); }
+  ~CallFrame() {
+    RunCleanups();
+    for (auto& owner : nested_owners) Py_DECREF(owner.second);
+  }
 
   void RunCleanups() {
+    if (cleanups.empty()) return;
+    // A deleter or a dropped reference may run Python code, which must not start with an
+    // error set (it would be lost, or turn into SystemError): the call's error is put
+    // aside, and any error a cleanup leaves is reported as unraisable, like __del__'s.
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
     for (Cleanup& c : cleanups) {
       if (c.release != nullptr) c.release(c.ptr);
       Py_XDECREF(c.keep_alive);
+      if (PyErr_Occurred()) PyErr_WriteUnraisable(nullptr);
     }
     cleanups.clear();
+    PyErr_Restore(type, value, traceback);
   }
 };
 
 /*! \brief The builtin exception for an error kind ("ValueError", ...); unknown: RuntimeError. */
 PyObject* ExceptionForKind(const char* kind);
+
+/*!
+ * \brief Replaces the pending error with one of `type` whose message is `format` with `name`
+ *  (%s) and the pending error (%S), which becomes its __cause__.
+ */
+void RaiseFromCause(PyObject* type, const char* format, const char* name);
 
 /*!
  * \brief Turn a finished call into its Python result: the converted value, or the raised

@@ -63,11 +63,18 @@ int IntArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
   return 0;
 }
 
-int StrArg(PyObject* obj, TVMFFIAny* out) {
+int StrArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
   Py_ssize_t size = 0;
   // Cached inside the str object: no allocation for ASCII, one-time for others.
   const char* s = PyUnicode_AsUTF8AndSize(obj, &size);
-  if (s == nullptr) return -1;
+  if (s == nullptr) {
+    if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+      char name[160];
+      PyOS_snprintf(name, sizeof(name), "%s() argument %d", frame->func->name, frame->position);
+      RaiseFromCause(PyExc_ValueError, "%s: the str has no UTF-8 form (%S)", name);
+    }
+    return -1;
+  }
   out->type_code = kTVMFFIStr;
   out->flags = 0;
   out->v_str = s;
@@ -82,7 +89,33 @@ void BytesArg(const char* data, Py_ssize_t size, TVMFFIAny* out) {
   out->size = size;
 }
 
+// A container converted earlier in this call: its converted value is reused.
+bool ConvertedBefore(CallFrame* frame, PyObject* container, TVMFFIAny* out) {
+  if (frame->converted == nullptr) return false;
+  auto found = frame->converted->find(container);
+  if (found == frame->converted->end()) return false;
+  *out = found->second;
+  return true;
+}
+
+// Remembers a converted container when it holds containers: only sharing those can make
+// the conversion cost grow with the number of paths (2**depth for x = [x, x]).
+void RememberIfNested(CallFrame* frame, PyObject* container, const TVMFFIAny& value,
+                      int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    const int32_t code = value.v_array[i].type_code;
+    if (code == kTVMFFIArray || code == kTVMFFIMap) {
+      if (frame->converted == nullptr) {
+        frame->converted = std::make_unique<std::unordered_map<PyObject*, TVMFFIAny>>();
+      }
+      frame->converted->emplace(container, value);
+      return;
+    }
+  }
+}
+
 int SequenceArg(CallFrame* frame, PyObject* seq, TVMFFIAny* out, int depth) {
+  if (ConvertedBefore(frame, seq, out)) return 0;
   if (depth >= kMaxDepth) {
     PyErr_Format(PyExc_ValueError, "%s() argument %d: lists nested deeper than %d levels",
                  frame->func->name, frame->position, kMaxDepth);
@@ -109,10 +142,12 @@ int SequenceArg(CallFrame* frame, PyObject* seq, TVMFFIAny* out, int depth) {
   out->flags = is_tuple ? TVM_FFI_ARRAY_IS_TUPLE : 0;
   out->v_array = storage;
   out->size = n;
+  RememberIfNested(frame, seq, *out, n);
   return 0;
 }
 
 int MapArg(CallFrame* frame, PyObject* dict, TVMFFIAny* out, int depth) {
+  if (ConvertedBefore(frame, dict, out)) return 0;
   if (depth >= kMaxDepth) {
     PyErr_Format(PyExc_ValueError, "%s() argument %d: containers nested deeper than %d levels",
                  frame->func->name, frame->position, kMaxDepth);
@@ -140,6 +175,7 @@ int MapArg(CallFrame* frame, PyObject* dict, TVMFFIAny* out, int depth) {
   out->flags = 0;
   out->v_array = storage;
   out->size = n;
+  RememberIfNested(frame, dict, *out, 2 * n);
   return 0;
 }
 
@@ -148,12 +184,33 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
   DLTensor* tensor = nullptr;
   bool read_only = false;
   if (ExportTensorArg(frame, info, obj, slot, &tensor, &read_only) != 0) return -1;
+  // Callees index shape[0..ndim): a producer's bad fields must stop here.
+  if (TVM_FFI_UNLIKELY(tensor->ndim < 0 || (tensor->ndim > 0 && tensor->shape == nullptr))) {
+    PyErr_Format(PyExc_ValueError, "%s() argument %d: %s gave a DLTensor with %s (ndim %d)",
+                 frame->func->name, frame->position, ShortTypeName(Py_TYPE(obj)),
+                 tensor->ndim < 0 ? "a negative ndim" : "no shape", static_cast<int>(tensor->ndim));
+    return -1;
+  }
+  for (int32_t d = 0; d < tensor->ndim; ++d) {
+    if (TVM_FFI_UNLIKELY(tensor->shape[d] < 0)) {
+      PyErr_Format(PyExc_ValueError,
+                   "%s() argument %d: %s gave a DLTensor with a negative size (%lld) in "
+                   "dimension %d",
+                   frame->func->name, frame->position, ShortTypeName(Py_TYPE(obj)),
+                   static_cast<long long>(tensor->shape[d]), static_cast<int>(d));
+      return -1;
+    }
+  }
   if (info->kind == ArgKind::kExchangeApi) {
     const ExchangeApi* api = info->api;
     if (frame->stream_api == nullptr) frame->stream_api = api;
     if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
       frame->tensor_api = api;
     }
+  }
+  if (slot == nullptr) {  // inside a container: remembered for a callee that returns it
+    Py_INCREF(obj);
+    frame->nested_owners.emplace_back(tensor, obj);
   }
   if (tensor->device.device_type == kDLCUDA && frame->cuda_device < 0) {
     frame->cuda_device = tensor->device.device_id;
@@ -191,7 +248,7 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
     SetInt(out, kTVMFFINone, 0);
     return 0;
   }
-  if (type == &PyUnicode_Type) return StrArg(obj, out);
+  if (type == &PyUnicode_Type) return StrArg(frame, obj, out);
   if (type == &PyBytes_Type) {
     BytesArg(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out);
     return 0;
@@ -224,7 +281,7 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
       return 0;
     }
     case ArgKind::kStr:
-      return StrArg(obj, out);
+      return StrArg(frame, obj, out);
     case ArgKind::kBytes:
       BytesArg(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out);
       return 0;

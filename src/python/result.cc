@@ -28,6 +28,31 @@ void AddNote(PyObject* exc, PyObject* note) {
   PyErr_Clear();  // a failed note must not replace the error itself
 }
 
+}  // namespace
+
+// Replaces the pending error with `type`, formatted from `format` (with a %s the function
+// name, then %S the pending error), and chains the pending one as its __cause__.
+void RaiseFromCause(PyObject* type, const char* format, const char* name) {
+  PyObject *cause_type, *cause, *cause_tb;
+  PyErr_Fetch(&cause_type, &cause, &cause_tb);
+  PyErr_NormalizeException(&cause_type, &cause, &cause_tb);
+  if (cause != nullptr && cause_tb != nullptr) PyException_SetTraceback(cause, cause_tb);
+  PyErr_Format(type, format, name, cause != nullptr ? cause : Py_None);
+  PyObject *exc_type, *exc, *exc_tb;
+  PyErr_Fetch(&exc_type, &exc, &exc_tb);
+  PyErr_NormalizeException(&exc_type, &exc, &exc_tb);
+  if (exc != nullptr && cause != nullptr) {
+    PyException_SetCause(exc, cause);  // steals the reference
+    cause = nullptr;
+  }
+  Py_XDECREF(cause_type);
+  Py_XDECREF(cause);
+  Py_XDECREF(cause_tb);
+  PyErr_Restore(exc_type, exc, exc_tb);
+}
+
+namespace {
+
 void RaiseError(const CallFrame& frame, const TVMFFIAny& value) {
   if (value.type_code != kTVMFFIError || value.v_ptr == nullptr) {
     PyErr_Format(PyExc_RuntimeError, "%s() failed without reporting an error (type code %d)",
@@ -76,8 +101,16 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
       return PyFloat_FromDouble(v.v_float64);
     case kTVMFFIBool:
       return PyBool_FromLong(v.v_int64 != 0);
-    case kTVMFFIStr:
-      return PyUnicode_DecodeUTF8(v.v_str, static_cast<Py_ssize_t>(v.size), "strict");
+    case kTVMFFIStr: {
+      PyObject* text = PyUnicode_DecodeUTF8(v.v_str, static_cast<Py_ssize_t>(v.size), "strict");
+      if (text == nullptr && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        RaiseFromCause(PyExc_ValueError,
+                       "%s() returned a str that is not valid UTF-8 (%S); text results must be "
+                       "UTF-8: return tvm::ffi::Bytes for other bytes",
+                       frame.func->name);
+      }
+      return text;
+    }
     case kTVMFFIBytes:
       return PyBytes_FromStringAndSize(v.v_str, static_cast<Py_ssize_t>(v.size));
     case kTVMFFIOpaquePtr:
@@ -97,7 +130,18 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
           return frame.py_args[i];
         }
       }
-      break;
+      for (const auto& owner : frame.nested_owners) {
+        if (v.v_tensor != nullptr && owner.first == v.v_tensor) {
+          Py_INCREF(owner.second);
+          return owner.second;
+        }
+      }
+      PyErr_Format(PyExc_RuntimeError,
+                   "%s() returned a borrowed tensor that is none of its tensor arguments; a "
+                   "function returns a tensor it owns (e.g. from Tensor::FromEnvAlloc) or one "
+                   "of the tensors it was passed",
+                   frame.func->name);
+      return nullptr;
     case kTVMFFIArray:
     case kTVMFFIMap: {
       const bool is_map = v.type_code == kTVMFFIMap;

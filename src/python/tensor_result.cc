@@ -5,6 +5,7 @@
 
 #include <tvm/ffi/detail/append.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -50,19 +51,46 @@ int AllocHostTensor(CallFrame* frame, DLTensor* prototype, DLManagedTensorVersio
     frame->alloc_error = true;
     return -1;
   }
-  int64_t numel = 1;
+  // The byte size and every row-major stride must fit in int64 (extents of 0 count as 1 for
+  // the strides): a wrapped product would allocate a small buffer under a huge shape.
+  int64_t span = 1;
+  bool overflow = false;
   for (int32_t d = 0; d < ndim; ++d) {
     if (prototype->shape[d] < 0) {
-      PyErr_Format(PyExc_ValueError, "%s(): TVMFFIEnvTensorAlloc got a negative dimension",
-                   frame->func->name);
+      PyErr_Format(PyExc_ValueError,
+                   "%s(): TVMFFIEnvTensorAlloc got a negative size (%lld) in dimension %d",
+                   frame->func->name, static_cast<long long>(prototype->shape[d]),
+                   static_cast<int>(d));
       frame->alloc_error = true;
       return -1;
     }
-    numel *= prototype->shape[d];
+    const int64_t extent = prototype->shape[d] > 0 ? prototype->shape[d] : 1;
+    overflow = overflow || __builtin_mul_overflow(span, extent, &span);
+  }
+  int64_t numel = 1;
+  for (int32_t d = 0; d < ndim && !overflow; ++d) numel *= prototype->shape[d];
+  int64_t bits = 0;
+  overflow = overflow ||
+             __builtin_mul_overflow(span, int64_t{prototype->dtype.bits} * prototype->dtype.lanes,
+                                    &bits) ||
+             bits > INT64_MAX - 255 * 8;  // room to round the byte count up to 256
+  if (overflow) {
+    std::string shape_text;
+    for (int32_t d = 0; d < ndim && d < 8; ++d) {
+      shape_text += (d ? ", " : "") + std::to_string(prototype->shape[d]);
+    }
+    shape_text += ndim > 8 ? ", ..." : (ndim == 1 ? "," : "");
+    PyErr_Format(PyExc_ValueError,
+                 "%s(): TVMFFIEnvTensorAlloc: a CPU tensor of shape (%s) is too large: its size "
+                 "in bytes does not fit in int64",
+                 frame->func->name, shape_text.c_str());
+    frame->alloc_error = true;
+    return -1;
   }
   const size_t bytes =
       static_cast<size_t>((numel * prototype->dtype.bits * prototype->dtype.lanes + 7) / 8);
-  const size_t header = sizeof(HostTensor) + sizeof(int64_t) * (ndim > 0 ? 2 * ndim - 1 : 0);
+  const size_t header =
+      sizeof(HostTensor) + sizeof(int64_t) * (ndim > 0 ? 2 * static_cast<size_t>(ndim) - 1 : 0);
   auto* host = static_cast<HostTensor*>(std::malloc(header));
   void* data = std::aligned_alloc(256, ((bytes + 255) / 256) * 256 + (bytes == 0 ? 256 : 0));
   if (host == nullptr || data == nullptr) {
@@ -161,11 +189,46 @@ PyObject* TensorDLPack(PyObject* self, PyObject* args, PyObject* kwargs) {
   auto* t = reinterpret_cast<TensorObject*>(self);
   long major = 0;
   if (max_version != Py_None) {
-    PyObject* first = PySequence_GetItem(max_version, 0);
-    if (first == nullptr) return nullptr;
-    major = PyLong_AsLong(first);
-    Py_DECREF(first);
-    if (major == -1 && PyErr_Occurred()) return nullptr;
+    // The array API's (major, minor); a major beyond a C long is still "1 or later".
+    if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2 ||
+        !PyLong_Check(PyTuple_GET_ITEM(max_version, 0)) ||
+        !PyLong_Check(PyTuple_GET_ITEM(max_version, 1))) {
+      PyErr_Format(PyExc_TypeError,
+                   "tvm_ffi.Tensor.__dlpack__: max_version must be None or a tuple of two "
+                   "ints (major, minor), not %R",
+                   max_version);
+      return nullptr;
+    }
+    int overflow = 0;
+    major = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(max_version, 0), &overflow);
+    if (overflow != 0) major = overflow > 0 ? 1 : -1;
+  }
+  if (dl_device != Py_None) {
+    // No copies: only the tensor's own device can be served (the array API's BufferError).
+    const DLDevice& own = t->managed->dl_tensor.device;
+    long type = -1;
+    long id = -1;
+    if (PyTuple_Check(dl_device) && PyTuple_GET_SIZE(dl_device) == 2 &&
+        PyLong_Check(PyTuple_GET_ITEM(dl_device, 0)) &&
+        PyLong_Check(PyTuple_GET_ITEM(dl_device, 1))) {
+      int overflow = 0;
+      type = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(dl_device, 0), &overflow);
+      id = overflow ? -1 : PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(dl_device, 1), &overflow);
+      if (overflow) type = id = -1;
+    } else {
+      PyErr_Format(PyExc_TypeError,
+                   "tvm_ffi.Tensor.__dlpack__: dl_device must be None or a tuple of two ints "
+                   "(device_type, device_id), not %R",
+                   dl_device);
+      return nullptr;
+    }
+    if (type != static_cast<long>(own.device_type) || id != static_cast<long>(own.device_id)) {
+      PyErr_Format(PyExc_BufferError,
+                   "tvm_ffi.Tensor.__dlpack__: the tensor is on device (%d, %d) and cannot be "
+                   "exported to dl_device=%R without a copy (not supported)",
+                   static_cast<int>(own.device_type), static_cast<int>(own.device_id), dl_device);
+      return nullptr;
+    }
   }
   auto* view = new (std::nothrow) ExportedView{};
   if (view == nullptr) return PyErr_NoMemory();

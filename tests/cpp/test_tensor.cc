@@ -173,3 +173,51 @@ TEST(null_strides_mean_row_major) {
   auto it = TensorView(&t.dl).strides().begin();
   EXPECT_EQ(*++it, 4);
 }
+
+// ---- tvm::ffi::Tensor: the size check before any allocator, the read-only mark ----------
+
+namespace {
+int g_env_alloc_calls = 0;
+int CountingEnvAlloc(DLTensor*, TVMFFIObjectHandle*) {
+  ++g_env_alloc_calls;
+  return -1;
+}
+}  // namespace
+
+TEST(env_alloc_refuses_sizes_that_overflow_before_allocating) {
+  using tvm::ffi::Tensor;
+  const DLDataType f32{kDLFloat, 32, 1};
+  EXPECT_ERROR(Tensor::FromEnvAlloc(CountingEnvAlloc, {int64_t{1} << 32, int64_t{1} << 32}, f32,
+                                    DLDevice{kDLCPU, 0}),
+               "ValueError",
+               "Tensor::FromEnvAlloc: a float32 tensor of shape (4294967296, 4294967296) is too "
+               "large: its size in bytes does not fit in int64");
+  EXPECT_ERROR(Tensor::FromEnvAlloc(CountingEnvAlloc, {3, -2}, f32, DLDevice{kDLCPU, 0}),
+               "ValueError",
+               "Tensor::FromEnvAlloc: dimension 1 of the shape is -2 (expected a size >= 0)");
+  EXPECT_EQ(g_env_alloc_calls, 0);
+  // A size that fits reaches the allocator (which refuses it here).
+  EXPECT_ERROR(Tensor::FromEnvAlloc(CountingEnvAlloc, {int64_t{1} << 40, 0}, f32,
+                                    DLDevice{kDLCPU, 0}),
+               "RuntimeError",
+               "Tensor::FromEnvAlloc: allocating a float32 on cpu:0 tensor of 2 dimensions "
+               "failed: no tensor allocator in this call (TVMFFIEnvTensorAlloc allocates inside "
+               "a function called from tvm_ffi's Python package)");
+  EXPECT_EQ(g_env_alloc_calls, 1);
+}
+
+TEST(tensor_keeps_the_read_only_mark) {
+  Tensor t({2, 3}, {});
+  const tvm::ffi::Tensor frozen(&t.dl, true);
+  EXPECT_TRUE(frozen.IsReadOnly());
+  tvm::ffi::Tensor copy = frozen;
+  EXPECT_TRUE(copy.IsReadOnly() && copy.view().IsReadOnly());
+  const TensorView view = copy;
+  EXPECT_TRUE(view.IsReadOnly());
+  EXPECT_ERROR(copy.CheckWritable("out"), "ValueError",
+               "out is read-only (its producer set DLPack's read-only flag) and cannot be "
+               "written");
+  EXPECT_TRUE(!tvm::ffi::Tensor(&t.dl).IsReadOnly());
+  copy = tvm::ffi::Tensor(&t.dl);
+  EXPECT_TRUE(!copy.IsReadOnly());
+}

@@ -32,6 +32,8 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_bool, [](bool x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_string, [](String x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_std_string, [](std::string x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_bytes, [](Bytes x) { return x; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_c_str, [](const char* x) { return std::string(x); });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(not_utf8, []() { return std::string("ok \xff\xfe"); });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_optional, [](std::optional<int64_t> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_vector, [](std::vector<int64_t> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_nested,
@@ -79,7 +81,7 @@ static void Delete(TVMFFIObject* self) { delete reinterpret_cast<Owner*>(self); 
 
 #define BEGIN(NAME)                                                                      \
   static TVMFFIFunctionInfo info_##NAME = {TVM_FFI_ABI_VERSION, 0, #NAME, #NAME "()"};   \
-  EXPORT int __tvm_ffi_##NAME(const TVMFFICallContext*, const TVMFFIAny*, int32_t n,     \
+  EXPORT int __tvm_ffi_##NAME(const TVMFFICallContext*, const TVMFFIAny* args, int32_t n,\
                               TVMFFIResult* r) {                                         \
     r->owner = 0;                                                                        \
     if (n == TVM_FFI_QUERY_INFO) {                                                       \
@@ -100,6 +102,16 @@ END
 BEGIN(returns_tensor)
   r->value.type_code = kTVMFFIDLTensorPtr;
   r->value.v_ptr = 0;
+  return 0;
+END
+
+// Whether the first two elements of a list argument share their converted storage.
+BEGIN(shares_children)
+  const TVMFFIAny& a = args[0];
+  r->value.type_code = kTVMFFIBool;
+  r->value.v_int64 = a.type_code == kTVMFFIArray && a.size == 2 &&
+                     a.v_array[0].type_code == kTVMFFIArray &&
+                     a.v_array[0].v_array == a.v_array[1].v_array;
   return 0;
 END
 
@@ -177,9 +189,37 @@ def test_str_round_trip(mod, value):
     assert mod.echo_std_string(value) == value
 
 
+def test_c_str_parameter_refuses_embedded_nul(mod):
+    # std::string keeps all the characters; const char* would see only those before the NUL.
+    assert mod.echo_c_str("héllo") == "héllo"
+    assert mod.echo_std_string("ab\x00cd") == "ab\x00cd"
+    with pytest.raises(
+        ValueError,
+        match=r"^echo_c_str\(\) argument 1 holds a NUL character, where a const char\* parameter "
+        r"would end \(take std::string or tvm::ffi::String for text with NULs\)$",
+    ):
+        mod.echo_c_str("ab\x00cd")
+
+
 def test_lone_surrogate_is_rejected(mod):
-    with pytest.raises(UnicodeEncodeError):
-        mod.echo_string("\ud800")
+    with pytest.raises(
+        ValueError,
+        match=r"^echo_string\(\) argument 1: the str has no UTF-8 form \('utf-8' codec can't "
+        r"encode character '\\ud800' in position 2: surrogates not allowed\)$",
+    ) as info:
+        mod.echo_string("ab\ud800")
+    assert isinstance(info.value.__cause__, UnicodeEncodeError)
+
+
+def test_non_utf8_str_result_names_the_function(mod):
+    with pytest.raises(
+        ValueError,
+        match=r"^not_utf8\(\) returned a str that is not valid UTF-8 \('utf-8' codec can't "
+        r"decode byte 0xff in position 3: invalid start byte\); text results must be UTF-8: "
+        r"return tvm::ffi::Bytes for other bytes$",
+    ) as info:
+        mod.not_utf8()
+    assert isinstance(info.value.__cause__, UnicodeDecodeError)
 
 
 @pytest.mark.parametrize("value", [b"", b"abc", b"\x00\x01\xff\x00", bytes(range(256)) * 40])
@@ -244,6 +284,19 @@ def test_ctypes_pointer(mod):
     assert mod.echo_pointer(ctypes.c_void_p(None)) is None
 
 
+@pytest.mark.parametrize("address", [2**63, 2**64 - 1, 0x7FFF_FFFF_FFFF_FFFF])
+def test_pointer_takes_every_64_bit_address(mod, address):
+    assert mod.echo_pointer(address) == address
+    assert mod.echo_pointer(ctypes.c_void_p(address)) == address
+
+
+def test_negative_pointer_is_reported_as_given(mod):
+    with pytest.raises(
+        ValueError, match=r"^echo_pointer\(\) argument 1 must be a non-negative address \(got -1\)$"
+    ):
+        mod.echo_pointer(-1)
+
+
 def test_keyword_arguments_are_rejected(mod):
     with pytest.raises(TypeError, match=r"^add\(\) takes no keyword arguments$"):
         mod.add(1, b=2)
@@ -297,8 +350,32 @@ def test_unknown_error_kind_is_runtime_error(raw):
 
 
 def test_result_without_python_equivalent(raw):
-    with pytest.raises(RuntimeError, match=r"^returns_tensor\(\) returned a value of type code 6"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^returns_tensor\(\) returned a borrowed tensor that is none of its tensor "
+        r"arguments; a function returns a tensor it owns \(e\.g\. from Tensor::FromEnvAlloc\) or "
+        r"one of the tensors it was passed$",
+    ):
         raw.returns_tensor()
+
+
+def test_shared_sub_lists_are_converted_once(raw, mod):
+    """Issue 20, item 9: x = [x, x], 22 levels, cost 641 MB and seconds of conversion
+    (one per path: 2**22) before the callee's type check refused it."""
+    inner = [1, 2]
+    assert raw.shares_children([[inner], [inner]]) is False  # equal, not the same object
+    shared = [inner]
+    assert raw.shares_children([shared, shared]) is True
+    assert raw.shares_children([[1, 2], [1, 2]]) is False
+    x = [1.0]
+    for _ in range(22):
+        x = [x, x]
+    with pytest.raises(TypeError, match=r"^echo_nested\(\) argument 1\[0\]\[0\] must be str"):
+        mod.echo_nested(x)
+    flat = [inner, inner]  # lists of scalars are not remembered: converted per path, alike
+    assert mod.echo_vector(inner) == [1, 2]
+    assert mod.echo_nested([["a"], ["a"]]) == [["a"], ["a"]]
+    assert raw.shares_children(flat) is False
 
 
 def test_failure_without_error_info(raw):

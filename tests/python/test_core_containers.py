@@ -3,6 +3,10 @@ Tuple, Map, Shape, Tensor::FromEnvAlloc; uint64 values; read-only tensors; raw s
 
 from __future__ import annotations
 
+import math
+import os
+import re
+
 import numpy as np
 import pytest
 
@@ -23,6 +27,8 @@ SOURCE = r"""
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
+
+#include <vector>
 
 namespace ffi = tvm::ffi;
 using ffi::Array;
@@ -79,6 +85,12 @@ Array<Tensor> Clones(TensorView x, int64_t k) {
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(clones, Clones);
 
+// Returns tensors it was passed inside containers: the caller gets its own objects back.
+Tensor Pick(Array<Tensor> xs, int64_t i) { return xs[i]; }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(pick, Pick);
+Tensor PickValue(ffi::Map<ffi::String, Tensor> xs, ffi::String key) { return xs.at(key); }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(pick_value, PickValue);
+
 // Options as a dict of tuples, as MoE/attention planners pass them.
 ffi::Map<ffi::String, int64_t> CountOptions(
     ffi::Map<ffi::String, ffi::Tuple<Array<int64_t>, Optional<TensorView>>> options) {
@@ -102,6 +114,20 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_u64, EchoU64);
 bool IsReadOnly(TensorView x) { return x.IsReadOnly(); }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(is_read_only, IsReadOnly);
 
+// The owning type as a parameter: the read-only mark must survive it and its views.
+bool TensorIsReadOnly(Tensor x) { return x.IsReadOnly(); }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_is_read_only, TensorIsReadOnly);
+
+void FillOnes(TensorView out) {
+  out.CheckWritable("out");
+  for (int64_t i = 0; i < out.numel(); ++i) static_cast<float*>(out.data_ptr())[i] = 1.0f;
+}
+void FillOnesThroughTensor(Tensor out) { FillOnes(out); }  // converts to a TensorView
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(fill_ones_through_tensor, FillOnesThroughTensor);
+
+bool OptionalTensorIsReadOnly(Optional<Tensor> x) { return x.value().IsReadOnly(); }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(optional_tensor_is_read_only, OptionalTensorIsReadOnly);
+
 void* CurrentStream(int64_t device_type, int64_t device_id) {
   return TVMFFIEnvGetStream(static_cast<int32_t>(device_type), static_cast<int32_t>(device_id));
 }
@@ -113,6 +139,32 @@ Tensor AllocOn(int64_t device_type) {
                               DLDevice{static_cast<DLDeviceType>(device_type), 0});
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(alloc_on, AllocOn);
+
+// Any shape and dtype; writes the last byte, which a wrapped size would put out of bounds.
+Tensor AllocShape(Array<int64_t> shape, ffi::String dtype) {
+  Tensor out = Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, shape, ffi::StringToDLDataType(dtype),
+                                    DLDevice{kDLCPU, 0});
+  const int64_t bytes = out.numel() * out.dtype().bits * out.dtype().lanes / 8;
+  if (bytes > 0) static_cast<char*>(out.data_ptr())[bytes - 1] = 1;
+  return out;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(alloc_shape, AllocShape);
+
+// The allocator called as C code calls it, without FromEnvAlloc's own checks: 0 or -1.
+int64_t RawAllocFloat32(Array<int64_t> shape) {
+  DLTensor prototype{};
+  prototype.device = DLDevice{kDLCPU, 0};
+  prototype.dtype = DLDataType{kDLFloat, 32, 1};
+  prototype.ndim = static_cast<int32_t>(shape.size());
+  std::vector<int64_t> extents(shape.begin(), shape.end());
+  prototype.shape = extents.data();
+  TVMFFIObjectHandle out = nullptr;
+  if (TVMFFIEnvTensorAlloc(&prototype, &out) != 0) return -1;
+  auto* managed = static_cast<DLManagedTensorVersioned*>(out);
+  managed->deleter(managed);
+  return 0;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(raw_alloc_float32, RawAllocFloat32);
 """
 
 
@@ -170,6 +222,50 @@ def test_env_alloc_without_a_framework_gives_a_dlpack_tensor(mod):
     torch.testing.assert_close(as_torch, torch.from_numpy(x) + 1)
 
 
+def test_tensor_dlpack_serves_only_its_own_device(mod):
+    out = mod.add_one(np.ones(3, dtype=np.float32))
+    assert out.__dlpack_device__() == (1, 0)
+    capsule = out.__dlpack__(dl_device=(1, 0), max_version=(1, 0))
+    np.testing.assert_array_equal(np.from_dlpack(out, device="cpu"), np.full(3, 2.0))
+    del capsule
+    with pytest.raises(
+        BufferError,
+        match=r"^tvm_ffi\.Tensor\.__dlpack__: the tensor is on device \(1, 0\) and cannot be "
+        r"exported to dl_device=\(2, 0\) without a copy \(not supported\)$",
+    ):
+        out.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(BufferError, match=rf"to dl_device={re.escape(repr((1, 2**70)))} "):
+        out.__dlpack__(dl_device=(1, 2**70))
+    with pytest.raises(
+        TypeError,
+        match=r"^tvm_ffi\.Tensor\.__dlpack__: dl_device must be None or a tuple of two ints "
+        r"\(device_type, device_id\), not 'cpu'$",
+    ):
+        out.__dlpack__(dl_device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("max_version", "capsule_name"),
+    [(None, "dltensor"), ((0, 8), "dltensor"), ((1, 0), "dltensor_versioned"),
+     ((2**70, 0), "dltensor_versioned"), ((-(2**70), 0), "dltensor")],
+)  # fmt: skip
+def test_tensor_dlpack_max_version_any_int(mod, max_version, capsule_name):
+    out = mod.add_one(np.ones(2, dtype=np.float32))
+    capsule = out.__dlpack__(max_version=max_version)
+    assert f'"{capsule_name}"' in repr(capsule)
+
+
+@pytest.mark.parametrize("max_version", [[], (1,), [1, 0], (1.0, 0), "10"])
+def test_tensor_dlpack_max_version_must_be_a_pair(mod, max_version):
+    out = mod.add_one(np.ones(2, dtype=np.float32))
+    with pytest.raises(
+        TypeError,
+        match=r"^tvm_ffi\.Tensor\.__dlpack__: max_version must be None or a tuple of two ints "
+        rf"\(major, minor\), not {re.escape(repr(max_version))}$",
+    ):
+        out.__dlpack__(max_version=max_version)
+
+
 def test_env_alloc_refuses_a_device_without_framework(mod):
     with pytest.raises(
         RuntimeError,
@@ -178,6 +274,90 @@ def test_env_alloc_refuses_a_device_without_framework(mod):
     ):
         mod.alloc_on(2)
     assert mod.alloc_on(1).shape == (4,)
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype", "shown"),
+    [
+        ([2**32, 2**32], "float32", "float32 tensor of shape (4294967296, 4294967296)"),
+        ([2**62], "float32", "float32 tensor of shape (4611686018427387904,)"),
+        ([0, 2**40, 2**40], "int8", "int8 tensor of shape (0, 1099511627776, 1099511627776)"),
+        ([2**31, 2**31], "int8x4", "int8x4 tensor of shape (2147483648, 2147483648)"),
+    ],
+)
+def test_env_alloc_size_overflow_is_refused(mod, shape, dtype, shown):
+    # Both allocators: our own CPU one (numpy) and the framework's (torch among the arguments
+    # would not matter here: FromEnvAlloc checks before any allocator runs).
+    with pytest.raises(
+        ValueError,
+        match=rf"^Tensor::FromEnvAlloc: a {re.escape(shown)} is too large: its size in bytes "
+        r"does not fit in int64\n",
+    ):
+        mod.alloc_shape(shape, dtype)
+
+
+def test_env_alloc_negative_dimension_is_refused(mod):
+    with pytest.raises(
+        ValueError,
+        match=r"^Tensor::FromEnvAlloc: dimension 1 of the shape is -3 \(expected a size >= 0\)\n",
+    ):
+        mod.alloc_shape([2, -3], "float32")
+
+
+def test_env_alloc_sizes_that_fit_are_allocated(mod):
+    assert mod.alloc_shape([3, 0, 5], "float32").shape == (3, 0, 5)
+    out = mod.alloc_shape([1000, 1000], "float32")
+    assert out.shape == (1000, 1000)
+    assert np.from_dlpack(out).reshape(-1).view(np.uint8)[-1] == 1  # the byte the callee wrote
+
+
+def test_fuzz_env_alloc_sizes(mod):
+    """Random shapes and dtypes: an overflowing size is a ValueError, any other either
+    allocates the tensor (whose last byte the callee writes) or is a MemoryError.
+    TVM_FFI_ALLOC_FUZZ_SEED and TVM_FFI_ALLOC_FUZZ_COUNT change the seed (0) and the number
+    of shapes (300)."""
+    rng = np.random.default_rng(int(os.environ.get("TVM_FFI_ALLOC_FUZZ_SEED", "0")))
+    dtypes = {"int8": 8, "float32": 32, "float64": 64, "int8x4": 32, "float16x8": 128}
+    for _ in range(int(os.environ.get("TVM_FFI_ALLOC_FUZZ_COUNT", "300"))):
+        ndim = int(rng.integers(0, 5))
+        shape = [int(rng.choice([0, 1, 3, 2**10, 2**21, 2**31, 2**32, 2**62])) for _ in range(ndim)]
+        dtype = str(rng.choice(list(dtypes)))
+        bits = dtypes[dtype] * math.prod(max(e, 1) for e in shape)
+        if bits > 2**63 - 8:
+            with pytest.raises(ValueError, match=r"^Tensor::FromEnvAlloc: a .* is too large"):
+                mod.alloc_shape(shape, dtype)
+            continue
+        try:
+            out = mod.alloc_shape(shape, dtype)
+        except MemoryError:
+            continue
+        assert (out.shape, out.dtype) == (tuple(shape), dtype)
+        del out
+
+
+def test_host_allocator_size_overflow_is_refused(mod):
+    # A C caller of TVMFFIEnvTensorAlloc bypasses FromEnvAlloc: the core's allocator checks too.
+    assert mod.raw_alloc_float32([4, 5]) == 0
+    with pytest.raises(
+        ValueError,
+        match=r"^raw_alloc_float32\(\): TVMFFIEnvTensorAlloc: a CPU tensor of shape "
+        r"\(4294967296, 4294967296\) is too large: its size in bytes does not fit in int64$",
+    ):
+        mod.raw_alloc_float32([2**32, 2**32])
+    with pytest.raises(
+        ValueError,
+        match=r"^raw_alloc_float32\(\): TVMFFIEnvTensorAlloc got a negative size \(-1\) in "
+        r"dimension 0$",
+    ):
+        mod.raw_alloc_float32([-1])
+
+
+def test_tensor_from_a_container_argument_comes_back_as_the_callers_object(mod):
+    a, b = np.zeros(3, dtype=np.float32), torch.ones(2)
+    assert mod.pick([a, b], 0) is a
+    assert mod.pick((a, b), 1) is b
+    assert mod.pick([[a], b][1:], 0) is b
+    assert mod.pick_value({"x": a, "y": b}, "y") is b
 
 
 def test_tuple_and_array_of_tensors_results(mod):
@@ -251,6 +431,22 @@ def test_read_only_output_is_refused_not_written(mod):
     y = np.empty((3, 4), dtype=np.float32)
     mod.scale_rows(frozen, y, [3, 4], None, None)
     np.testing.assert_array_equal(y, np.zeros((3, 4), dtype=np.float32))
+
+
+def test_read_only_array_as_tensor_parameter_is_read_only(mod):
+    data = b"\x00" * 48
+    frozen = np.frombuffer(data, dtype=np.float32).reshape(3, 4)
+    assert mod.tensor_is_read_only(frozen) is True
+    assert mod.optional_tensor_is_read_only(frozen) is True
+    assert mod.tensor_is_read_only(np.zeros(3, dtype=np.float32)) is False
+    with pytest.raises(
+        ValueError, match=r"^out is read-only \(its producer set DLPack's read-only flag\)"
+    ):
+        mod.fill_ones_through_tensor(frozen)
+    assert data == b"\x00" * 48
+    y = np.zeros((3, 4), dtype=np.float32)
+    mod.fill_ones_through_tensor(y)
+    np.testing.assert_array_equal(y, np.ones((3, 4), dtype=np.float32))
 
 
 def test_use_raw_stream_is_what_the_callee_sees(mod):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 import re
 import sys
 
@@ -275,6 +276,122 @@ def test_dlpack_errors_propagate(mod):
         match=r"^sum_f64\(\) argument 1: .*NotACapsule.__dlpack__\(\) returned int, not a DLPack",
     ):
         mod.sum_f64(NotACapsule())
+
+
+# ---- a producer written in Python (ctypes): any DLTensor fields, a deleter that runs Python --
+
+
+class _Device(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _Device),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class _Managed(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Managed))
+_Managed._fields_ = [
+    ("dl_tensor", _DLTensor),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", _DELETER),
+]
+
+
+class CtypesProducer:
+    """A pre-1.0 DLPack producer over a float64 numpy array, with the DLTensor fields
+    (ndim, shape) given as they are, and a deleter written in Python that records its call."""
+
+    def __init__(self, array, ndim=None, shape=None):
+        self.array = array
+        self.deleted = 0
+        shape = list(array.shape) if shape is None else shape
+        self._shape = None if shape is False else (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        self._managed = _Managed()
+        t = self._managed.dl_tensor
+        t.data = array.ctypes.data
+        t.device = _Device(KDL_CPU, 0)
+        t.ndim = array.ndim if ndim is None else ndim
+        t.dtype = _DType(FLOAT, 64, 1)
+        if self._shape is not None:
+            t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        self._managed.deleter = _DELETER(self._delete)  # kept alive by self
+
+    def _delete(self, _managed):
+        self.deleted += 1  # Python code, run from the producer's C deleter
+
+    def __dlpack__(self, **kwargs):
+        new_capsule = ctypes.pythonapi.PyCapsule_New
+        new_capsule.restype = ctypes.py_object
+        new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new_capsule(ctypes.addressof(self._managed), b"dltensor", None)
+
+
+def test_python_deleter_keeps_the_calls_error(mod):
+    """Issue 20, item 17: the argument after the tensor fails to convert; the producer's
+    deleter, which runs Python code, must not replace that error (it was SystemError)."""
+    producer = CtypesProducer(np.arange(3, dtype=np.float64))
+    assert mod.sum_f64(producer) == 3.0
+    assert producer.deleted == 1
+    with pytest.raises(TypeError, match=r"^stream_of\(\) argument 2 must be int, not str$"):
+        mod.stream_of(producer, "1", 0)
+    assert producer.deleted == 2
+    with pytest.raises(OverflowError, match=r"^stream_of\(\) argument 2: int does not fit"):
+        mod.stream_of(producer, 2**70, 0)
+    assert producer.deleted == 3
+
+
+@pytest.mark.parametrize(
+    ("ndim", "shape", "message"),
+    [
+        (-1, [3], "a DLTensor with a negative ndim (ndim -1)"),
+        (-(2**31), [3], "a DLTensor with a negative ndim (ndim -2147483648)"),
+        (2, False, "a DLTensor with no shape (ndim 2)"),
+        (2, [3, -1], "a DLTensor with a negative size (-1) in dimension 1"),
+    ],
+)
+def test_bad_dltensor_fields_stop_before_the_callee(mod, ndim, shape, message):
+    producer = CtypesProducer(np.arange(3, dtype=np.float64), ndim=ndim, shape=shape)
+    with pytest.raises(
+        ValueError, match=rf"^sum_f64\(\) argument 1: CtypesProducer gave {re.escape(message)}$"
+    ):
+        mod.sum_f64(producer)
+    assert producer.deleted == 1
+
+
+def test_fuzz_dltensor_fields(mod):
+    """Random ndim and shapes from a producer: refused with ValueError, or seen as given.
+    TVM_FFI_DLTENSOR_FUZZ_SEED and TVM_FFI_DLTENSOR_FUZZ_COUNT change the seed (0) and the
+    number of tensors (2000)."""
+    rng = np.random.default_rng(int(os.environ.get("TVM_FFI_DLTENSOR_FUZZ_SEED", "0")))
+    data = np.zeros(64, dtype=np.float64)  # every accepted shape below fits in 64 elements
+    for _ in range(int(os.environ.get("TVM_FFI_DLTENSOR_FUZZ_COUNT", "2000"))):
+        ndim = int(rng.choice([-(2**31), -2, -1, 0, 1, 2, 3, 4]))
+        extents = [int(rng.choice([-(2**63), -1, 0, 1, 2, 4])) for _ in range(max(ndim, 0))]
+        shape = False if ndim > 0 and rng.random() < 0.1 else extents
+        producer = CtypesProducer(data, ndim=ndim, shape=shape)
+        valid = ndim >= 0 and shape is not False and all(e >= 0 for e in extents)
+        if valid:
+            assert mod.describe(producer)[2] == extents
+        else:
+            with pytest.raises(ValueError, match=r"^describe\(\) argument 1: CtypesProducer "):
+                mod.describe(producer)
+        assert producer.deleted == 1
 
 
 def test_non_tensor_names_its_type(mod):

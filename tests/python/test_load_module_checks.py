@@ -175,3 +175,39 @@ def test_reload_works_when_tmpdir_is_noexec(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "1\n2\n"
     assert not [p.name for p in build_dir.iterdir() if p.name.startswith("tvm_ffi_reload_")]
+
+
+LOAD_FROM_NOEXEC_CACHE = textwrap.dedent(
+    """
+    from tvm_ffi import cpp
+    try:
+        cpp.load_inline("jit_noexec_cache", cpp_sources="int f() { return 1; }", functions=["f"])
+    except OSError as err:
+        print(err)
+    """
+)
+
+
+def test_library_on_noexec_mount_says_noexec(tmp_path):
+    """Issue 20, item 11: a cache on a noexec mount failed with the loader's "failed to map
+    segment from shared object", with no word of noexec or of what to do."""
+    unshare = shutil.which("unshare")
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) to mount a noexec tmpfs")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    script = 'mount -t tmpfs -o noexec,mode=700,size=16m tmpfs "$1" && shift && exec "$@"'
+    proc = subprocess.run(
+        [unshare, "-m", "sh", "-c", script, "sh", str(cache),
+         sys.executable, "-c", LOAD_FROM_NOEXEC_CACHE],
+        env={**os.environ, "TVM_FFI_CACHE_DIR": str(cache)},
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert re.fullmatch(
+        rf"cannot load library '{re.escape(str(cache))}/jit_noexec_cache_\w+/jit_noexec_cache"
+        r"\.so': the file system holding it is mounted noexec, so no library on it can be "
+        r"mapped for execution; build or copy it elsewhere \(for tvm_ffi\.cpp: set "
+        r"TVM_FFI_CACHE_DIR, or build_directory, to a directory on another file system\)\n",
+        proc.stdout,
+    ), proc.stdout

@@ -8,10 +8,19 @@ import os
 import re
 import signal
 import sys
+import threading
 from collections.abc import Sequence
+from contextvars import ContextVar
 from pathlib import Path
 
-__all__ = ["BuildError", "first_error_line", "headline_of", "run_ninja"]
+__all__ = [
+    "BuildError",
+    "first_error_line",
+    "headline_of",
+    "run_ninja",
+    "stop_builds",
+    "stop_event",
+]
 
 # gcc/clang: "main.cpp:3:5: error: ..." (also "fatal error:"); nvcc/EDG: "cuda.cu(3): error: ...".
 _GCC_ERROR = re.compile(r"^\S[^:]*:\d+(?::\d+)?: (?:fatal )?error: ")
@@ -175,6 +184,21 @@ os.execv(sys.argv[3], sys.argv[3:])
 # Ninja process groups still running, ended at interpreter exit (a daemon thread's build).
 _running: set[int] = set()
 _atexit_registered = False
+# load_inline_many's stop signal, set in its pool threads (None elsewhere): Ctrl-C in the
+# caller's thread ends the builds it started, and those not yet started never start.
+stop_event: ContextVar[threading.Event | None] = ContextVar("tvm_ffi_stop", default=None)
+_groups: dict[int, threading.Event] = {}  # ninja process group -> its stop signal
+_registry = threading.Lock()
+
+
+def stop_builds(event: threading.Event) -> None:
+    """Set ``event`` and end the ninja of every build running under it (SIGTERM)."""
+    with _registry:
+        event.set()
+        groups = [pgid for pgid, owner in _groups.items() if owner is event]
+    for pgid in groups:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGTERM)
 
 
 def _stop(pgid: int, proc) -> None:
@@ -227,18 +251,26 @@ def run_ninja(
     if jobs is not None:
         args += ["-j", str(jobs)]
     shown = " ".join([str(ninja), "-C", str(build_dir), *args])
-    launch = [sys.executable, "-I", "-S", "-c", _LAUNCH, str(os.getpid()), str(dir_fd)]
-    proc = subprocess.Popen(
-        [*launch, str(ninja), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        env=_tool_env(),
-        pass_fds=(dir_fd,),
-        start_new_session=True,  # its own process group, away from the terminal's Ctrl-C
-        text=True,
-        errors="replace",
-    )
+    from ._env import python_executable
+
+    launch = [python_executable(), "-I", "-S", "-c", _LAUNCH, str(os.getpid()), str(dir_fd)]
+    event = stop_event.get()
+    with _registry:  # stop_builds either sees this ninja or keeps it from starting
+        if event is not None and event.is_set():
+            raise KeyboardInterrupt(f"building module {name!r}: stopped (interrupted)")
+        proc = subprocess.Popen(
+            [*launch, str(ninja), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=_tool_env(),
+            pass_fds=(dir_fd,),
+            start_new_session=True,  # its own process group, away from the terminal's Ctrl-C
+            text=True,
+            errors="replace",
+        )
+        if event is not None:
+            _groups[proc.pid] = event
     _running.add(proc.pid)
     chunks: list[str] = []
     try:
@@ -256,6 +288,8 @@ def run_ninja(
         raise
     finally:
         _running.discard(proc.pid)
+        with _registry:
+            _groups.pop(proc.pid, None)
         if proc.stdout is not None:
             proc.stdout.close()
     log = "".join(chunks)

@@ -250,7 +250,16 @@ def build_lock(dir_fd: int, directory: Path, timeout: float) -> Iterator[Path]:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            except BlockingIOError:
+            except OSError as err:
+                if err.errno == errno.ENOLCK:
+                    raise OSError(
+                        err.errno,
+                        f"cannot lock {lock_path}: {err.strerror}: the file system holding it "
+                        "has no flock (NFS mounted nolock?), which builds need to exclude each "
+                        f"other; set {_CACHE_ENV} (or build_directory) to a local directory",
+                    ) from None
+                if not isinstance(err, BlockingIOError):
+                    raise
                 now = time.monotonic()
                 if now >= deadline:
                     raise TimeoutError(

@@ -6,10 +6,10 @@ them, but a fresh process that only loads cached modules would find tools it nev
 So every build or full lookup leaves a record under ``<cache root>/hits/``, named by a
 hash of the request alone: the spec (sources, file contents, flags, images), the package
 and recipe, and the environment variables the discovery reads. The record names the
-entry and what the request's key was made of beyond that: the tools' resolved paths with
-their size and mtime, and the package headers' fingerprint. A lookup that finds the record,
-sees the same tools and headers, and a sound library, loads it; anything else goes the
-full way (which writes a new record).
+entry and what the request's key was made of beyond that: the tools' paths (as found
+and resolved) with their size and mtime, and the package headers' fingerprint. A lookup
+that finds the record, sees the same tools and headers, and a sound library, loads it;
+anything else goes the full way (which writes a new record).
 
 What the index cannot see: a compiler that appears earlier on an unchanged ``PATH`` (the
 tools it names are checked, not searched again). Records are written atomically under
@@ -34,10 +34,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RECIPE",
+    "file_stamp",
     "find",
     "header_fingerprint",
     "include_dir",
     "library_problem",
+    "linked_files",
     "lookup",
     "record",
     "request_key",
@@ -157,13 +159,26 @@ def request_key(spec, recipe: str = RECIPE) -> str | None:
             _feed(hasher, field, value)
     for path in spec.files:
         hasher.add("file", path.read_bytes())
+    for path in linked_files(spec.ldflags):
+        hasher.add("linked", file_stamp(path))
     return hasher.hexdigest()
 
 
-def _tool_stamp(path: str) -> str:
+def linked_files(ldflags: list[str]) -> list[str]:
+    """The ``extra_ldflags`` that name a file (``/x/libfoo.a``, ``libbar.so``): the link
+    reads them, so a rebuilt one must change the key. Their stamp (path, size, mtime) is
+    keyed, not their content: a shared library named there may be large. Libraries found
+    through ``-L``/``-l`` are not looked up (see the JIT guide's cache key)."""
+    return [flag for flag in ldflags if not flag.startswith("-") and os.path.isfile(flag)]
+
+
+def file_stamp(path: str) -> str:
+    """``path<TAB>resolved path<TAB>size<TAB>mtime_ns``: what changes when the file is
+    replaced, edited or reached through a link switched elsewhere (a CUDA_HOME or an
+    alternatives link: the path as given stays, the resolved one moves)."""
     real = os.path.realpath(path)
     st = os.stat(real)
-    return f"{real}\t{st.st_size}\t{st.st_mtime_ns}"
+    return f"{path}\t{real}\t{st.st_size}\t{st.st_mtime_ns}"
 
 
 def record(root_fd: int, root: Path, request: str, entry: Path, tools: list[str]) -> None:
@@ -175,10 +190,15 @@ def record(root_fd: int, root: Path, request: str, entry: Path, tools: list[str]
     lines = [
         str(entry.relative_to(root)),
         header_fingerprint(_include_str()),
-        *(_tool_stamp(tool) for tool in tools),
+        *(file_stamp(tool) for tool in tools),
     ]
     data = ("\n".join(lines) + "\n").encode()
-    with _cache.parent_of(root_fd, f"{_DIR}/{request}") as (dir_fd, name):
+    with contextlib.ExitStack() as stack:
+        try:
+            # Making hits/ fails on a read-only cache (EROFS) as a write would: skipped alike.
+            dir_fd, name = stack.enter_context(_cache.parent_of(root_fd, f"{_DIR}/{request}"))
+        except OSError:
+            return
         tmp = f".{name}.{os.getpid()}.{_thread.get_ident()}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
@@ -193,9 +213,14 @@ def record(root_fd: int, root: Path, request: str, entry: Path, tools: list[str]
                 os.unlink(tmp, dir_fd=dir_fd)
 
 
+# Out of descriptors or memory: says nothing about the file being opened.
+_SHORTAGES = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+
+
 def library_problem(dir_fd: int, relpath: str) -> str | None:
     """Why the library at ``relpath`` under the directory cannot be loaded; None if it
-    can, "" when there is none. No symbolic link on the way is followed."""
+    can, "" when there is none. No symbolic link on the way is followed. OSError when the
+    process is out of descriptors or memory (that is no reason to rebuild)."""
     from tvm_ffi._elf_check import file_kind
     from tvm_ffi._elf_check import library_problem as elf_problem
 
@@ -208,6 +233,12 @@ def library_problem(dir_fd: int, relpath: str) -> str | None:
     except OSError as err:
         if err.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW met a symbolic link
             return "a symbolic link, never followed"
+        if err.errno in _SHORTAGES:  # the process's fault, not the library's: no rebuild
+            raise OSError(
+                err.errno,
+                f"cannot check the cached library {relpath}: {err.strerror} (a limit of this "
+                "process or system, e.g. ulimit -n, not damage to the library)",
+            ) from None
         return f"cannot open it: {err.strerror}"
     try:
         st = os.fstat(fd)
@@ -242,7 +273,7 @@ def lookup(request: str, verbose: bool) -> str | None:
             return None
         for stamp in tools:
             try:
-                if _tool_stamp(stamp.split("\t", 1)[0]) != stamp:
+                if file_stamp(stamp.split("\t", 1)[0]) != stamp:
                     return None
             except OSError:
                 return None

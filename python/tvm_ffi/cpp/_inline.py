@@ -82,8 +82,8 @@ def _inline_spec(
 ) -> _spec.Spec:
     _spec.check_module_name(api, name)
     _spec.check_backend(api, backend)
-    cpp = _spec.string_list(api, "cpp_sources", cpp_sources)
-    cuda = _spec.string_list(api, "cuda_sources", cuda_sources)
+    cpp = _spec.source_texts(api, "cpp_sources", cpp_sources)
+    cuda = _spec.source_texts(api, "cuda_sources", cuda_sources)
     if not cpp and not cuda:
         raise ValueError(f"{api}: give cpp_sources or cuda_sources (both are empty)")
     docs = _spec.function_docs(api, functions)

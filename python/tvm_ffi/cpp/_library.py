@@ -37,6 +37,10 @@ _caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", d
 verbose_requested = _hits.verbose_requested
 
 
+# The label of the CUDA headers among a build's tools: keyed by their file stamp.
+_CUDA_HEADERS = "cuda-headers"
+
+
 def _host_only(spec: Spec) -> bool:
     """Every CUDA source of ``spec`` goes to the host compiler (no device code in it)."""
     return (
@@ -113,6 +117,10 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
             # As needed: a wrapper that only launches images through the driver then does
             # not load libcudart (milliseconds at every load); code that calls it keeps it.
             ldflags += ["-Wl,--as-needed", *install.link_flags(), "-Wl,--no-as-needed"]
+    if install is not None and install.nvcc is None and install.include_dirs:
+        # No nvcc identity stands for the toolkit here: its headers' stamp does, so that a
+        # CUDA_HOME link switched to another toolkit (same path text) changes the key.
+        tools.append((_CUDA_HEADERS, str(install.include_dirs[0] / "cuda_runtime.h")))
     if install is not None and install.nvcc is not None:
         nvcc = str(install.nvcc)
         tools.append(("nvcc", nvcc))
@@ -144,7 +152,7 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     plan = _ninja.BuildPlan(
         output=f"obj/{spec.stem}.o" if spec.object_output else f"obj/{spec.stem}.so",
         cxx=cxx,
-        python=sys.executable,
+        python=_env.python_executable(),
         compiles=compiles,
         cflags=["-std=c++17", *base_cflags],
         c_cflags=base_cflags,
@@ -198,7 +206,12 @@ def _key(
     # build.ninja holds every flag, include path, tool path and target arch.
     hasher.add("ninja", ninja_text)
     for label, tool in tools:
-        hasher.add(label, _toolchain.tool_identity(Path(tool), root))
+        if label == _CUDA_HEADERS:
+            hasher.add(label, _hits.file_stamp(tool))
+        else:
+            hasher.add(label, _toolchain.tool_identity(Path(tool), root))
+    for path in _hits.linked_files(spec.ldflags):
+        hasher.add("linked", _hits.file_stamp(path))
     if spec.inline_cpp is not None:
         hasher.add("main.cpp", spec.inline_cpp)
     if spec.inline_cuda is not None:

@@ -58,30 +58,72 @@ def _checked(api: str, modules: object) -> list[dict[str, Any]]:
     return out
 
 
-def _build_all(api: str, modules: list[dict[str, Any]], jobs: int | None) -> tuple:
+# Descriptors one build holds at its peak: the cache root, entry and lock, the pipes and
+# error pipe of each process it starts (ninja, a compiler's --version), with room to spare.
+_FDS_PER_BUILD = 12
+
+
+def _fd_room() -> int:
+    """Descriptors this process may still open (RLIMIT_NOFILE less those open): builds at
+    once beyond what they allow would fail with EMFILE instead of waiting their turn."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 30
+    try:
+        used = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        used = 0
+    return soft - used
+
+
+def _build_all(
+    api: str, modules: list[dict[str, Any]], jobs: int | None, load: bool = False
+) -> tuple:
     from concurrent.futures import ThreadPoolExecutor
 
     from . import _library
-    from ._inline import build_inline
+    from ._inline import build_inline, load_inline
 
     total = jobs if jobs is not None else max_jobs()
-    workers = max(1, min(len(modules), total))
+    workers = max(1, min(len(modules), total, _fd_room() // _FDS_PER_BUILD))
     # Each module's ninja gets a share of the cores; a module has one or two sources.
     per_build = max(1, total // workers)
 
-    def build(kwargs: dict[str, Any]) -> str:
+    import threading
+
+    from . import _build
+
+    stop = threading.Event()
+
+    def build(kwargs: dict[str, Any]) -> Any:
         _library._ninja_jobs.set(per_build)  # a fresh context in each pool thread
+        _build.stop_event.set(stop)
+        if load and kwargs.get("build_directory") is not None:
+            # A build_directory stays locked until its library is loaded, as in
+            # load_inline: loaded after the pool, another process could relink it first.
+            return load_inline(**kwargs)
         return build_inline(**kwargs)
 
     results: list = [None] * len(modules)
     errors: dict[int, BaseException] = {}
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tvm_ffi_build") as pool:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tvm_ffi_build")
+    try:
         futures = [pool.submit(build, kwargs) for kwargs in modules]
         for index, future in enumerate(futures):
             try:
                 results[index] = future.result()
             except Exception as err:  # reported per module below
                 errors[index] = err
+    except BaseException:
+        # Ctrl-C (or another error) here: builds not started never start, running ones
+        # are stopped now rather than waited for.
+        pool.shutdown(wait=False, cancel_futures=True)
+        _build.stop_builds(stop)
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)
     return results, errors
 
 
@@ -112,8 +154,10 @@ def load_inline_many(
     modules: Sequence[Mapping[str, Any]], *, max_jobs: int | None = None
 ) -> list[Any]:
     """Like :func:`build_inline_many`, then load each module (in order, in this thread):
-    the list of modules, as :func:`load_inline` returns them. ``keep_module_alive`` in a
-    dict is checked and, as for :func:`load_inline`, changes nothing."""
+    the list of modules, as :func:`load_inline` returns them. A module with a
+    ``build_directory`` is loaded by the thread that built it, which holds the directory's
+    lock until then (as :func:`load_inline` does). ``keep_module_alive`` in a dict is
+    checked and, as for :func:`load_inline`, changes nothing."""
     from . import _spec
     from ._inline import _attach_docs
     from ._library import load_library
@@ -122,10 +166,13 @@ def load_inline_many(
     for kwargs in checked:
         if "keep_module_alive" in kwargs:
             _spec.check_flag(_API, "keep_module_alive", kwargs.pop("keep_module_alive"))
-    results, errors = _build_all(_API, checked, _jobs(_API, max_jobs))
+    results, errors = _build_all(_API, checked, _jobs(_API, max_jobs), load=True)
     loaded: list = [None] * len(checked)
     for index, path in enumerate(results):
         if index in errors:
+            continue
+        if not isinstance(path, str):  # loaded by its builder (a build_directory)
+            loaded[index] = path
             continue
         try:
             docs = _spec.function_docs(_API, checked[index].get("functions"))
@@ -142,4 +189,10 @@ def _jobs(api: str, value: object) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{api}: max_jobs must be an int >= 1 (got {value!r})")
+    from ._env import MOST_JOBS
+
+    if value > MOST_JOBS:
+        raise ValueError(
+            f"{api}: max_jobs is too large (got {value!r}; ninja takes at most {MOST_JOBS})"
+        )
     return value

@@ -3,8 +3,9 @@
 A JIT library is code this process will run, so the directory it is built and loaded in
 must be one no other user can write, and no other user may be able to swap it, or any
 directory above it, for one of their own. :func:`open_private_dir` resolves the path
-once, then walks it from ``/`` one component at a time with ``O_NOFOLLOW``, checking
-each directory as it holds it open:
+once (following only links that are ours or root's, see :func:`_resolve`), then walks
+it from ``/`` one component at a time with ``O_NOFOLLOW``, checking each directory as it
+holds it open:
 
 - every directory above the target is owned by root or by us, and is writable by group
   or others only when it is sticky (``/tmp``), where nobody can rename what we own;
@@ -102,7 +103,7 @@ def open_private_dir(
         fd = _reopen(known, label, hint, shared_hint)
         if fd is not None:
             return known[0], fd
-    resolved = os.path.realpath(os.path.abspath(given))
+    resolved = _resolve(os.path.abspath(given), label, hint)
     shown = resolved if resolved == os.path.abspath(given) else f"{resolved} (reached from {given})"
     names = [part for part in resolved.split("/") if part]
     fd = os.open("/", DIR_FLAGS)
@@ -136,6 +137,59 @@ def open_private_dir(
         raise
     _verified[memo_key] = (resolved, st.st_dev, st.st_ino)
     return resolved, fd
+
+
+# Linux's own limit on links followed in one lookup (ELOOP beyond it).
+_MAX_LINKS = 40
+
+
+def _resolve(absolute: str, label: str, hint: str) -> str:
+    """``os.path.realpath``, except that it follows only links that no other user can
+    change: each link is owned by us or root, and each directory looked in on the way
+    passes :func:`_check_ancestor`. A link another user planted in a sticky directory
+    (``/tmp``) may point at one of our own private directories, which the walk of the
+    resolved path alone would accept.
+    """
+    pending = [name for name in reversed(absolute.split("/")) if name]
+    parts: list[str] = []
+    followed = 0
+    exists = True  # below a missing component the rest is taken as written, like realpath
+    while pending:
+        name = pending.pop()
+        if name == ".":
+            continue
+        if name == "..":
+            if parts:
+                parts.pop()
+            continue
+        current = "/" + "/".join(parts)
+        link = os.path.join(current, name)
+        st = None
+        if exists:
+            try:
+                parent = os.stat(current)
+                st = os.lstat(link)
+            except OSError:
+                exists = False  # missing or unreadable: the walk that follows says which
+            else:
+                _check_ancestor(label, absolute, current, parent, hint)
+        if st is None or not stat.S_ISLNK(st.st_mode):
+            parts.append(name)
+            continue
+        if st.st_uid not in (0, os.geteuid()):
+            raise PrivateDirError(
+                f"refusing {label} {absolute}: {link} is a symbolic link owned by uid "
+                f"{st.st_uid} (neither you nor root), who could point it anywhere, even at "
+                f"a directory of yours; {hint}"
+            )
+        followed += 1
+        if followed > _MAX_LINKS:
+            raise OSError(errno.ELOOP, f"cannot use {label} {absolute}: too many symbolic links")
+        target = os.readlink(link)
+        if target.startswith("/"):
+            parts = []
+        pending.extend(name for name in reversed(target.split("/")) if name)
+    return "/" + "/".join(parts)
 
 
 # (path as given, cwd for a relative one, label, euid) -> (resolved, st_dev, st_ino) of a

@@ -110,7 +110,7 @@ class Spec:
 
 def kind_from_suffix(path: Path) -> str:
     """The build of a file given in ``sources=``, where the suffix decides."""
-    return {".cu": "cuda", ".c": "c", ".o": "obj"}.get(path.suffix, "cxx")
+    return {".cu": "cuda", ".c": "c", ".o": "obj", ".a": "obj"}.get(path.suffix, "cxx")
 
 
 def check_identifier(api: str, what: str, value: object) -> str:
@@ -175,6 +175,26 @@ def string_list(api: str, label: str, value: object) -> list[str]:
     raise TypeError(f"{api}: {label} must be a str or a list of str (got {value!r:.80})")
 
 
+def source_texts(api: str, label: str, value: object) -> list[str]:
+    """:func:`string_list` for source text, which must have a UTF-8 form (a lone surrogate,
+    e.g. from a bad decode, has none): ValueError naming where it is."""
+    texts = string_list(api, label, value)
+    for index, text in enumerate(texts):
+        if text.isascii():
+            continue
+        try:
+            text.encode()
+        except UnicodeEncodeError as err:
+            line = text.count("\n", 0, err.start) + 1
+            column = err.start - text.rfind("\n", 0, err.start)
+            where = label if isinstance(value, str) else f"{label}[{index}]"
+            raise ValueError(
+                f"{api}: {where} line {line} column {column} holds {text[err.start]!r}, which "
+                "has no UTF-8 form (a lone surrogate); source text must be valid Unicode"
+            ) from err
+    return texts
+
+
 def flag_list(api: str, label: str, value: object) -> list[str]:
     """Compiler flags: a str is split as a shell would (``"-O0 -g"`` is two flags,
     ``"-DMSG='a b'"`` one); a list is taken as it is, one flag per item."""
@@ -213,8 +233,8 @@ def typed_files(api: str, sources: object, cpp_files: object, cuda_files: object
     """``(paths, kinds)`` from ``build``'s three file arguments.
 
     ``sources=`` (this package's spelling) lets the suffix decide; ``cpp_files=`` and
-    ``cuda_files=`` (apache-tvm-ffi's) let the argument decide, except that ``.o`` files are
-    linked as they are and ``.c`` files in ``cpp_files`` are compiled as C.
+    ``cuda_files=`` (apache-tvm-ffi's) let the argument decide, except that ``.o`` files and
+    ``.a`` archives are linked as they are and ``.c`` files in ``cpp_files`` are compiled as C.
     """
     paths: list[Path] = []
     kinds: list[str] = []
@@ -229,11 +249,11 @@ def typed_files(api: str, sources: object, cpp_files: object, cuda_files: object
                     f"{api}: cpp_files holds the CUDA source {path}; pass it in cuda_files"
                 )
             paths.append(path)
-            kinds.append({".o": "obj", ".c": "c"}.get(path.suffix, "cxx"))
+            kinds.append({".o": "obj", ".a": "obj", ".c": "c"}.get(path.suffix, "cxx"))
     if cuda_files is not None:
         for path in source_list(api, cuda_files, "cuda_files"):
             paths.append(path)
-            kinds.append("obj" if path.suffix == ".o" else "cuda")
+            kinds.append("obj" if path.suffix in (".o", ".a") else "cuda")
     if not paths:
         raise ValueError(f"{api}: give cpp_files, cuda_files or sources (all are empty)")
     return paths, kinds

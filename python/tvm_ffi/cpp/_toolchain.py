@@ -187,10 +187,21 @@ def tool_identity(tool: Path, cache_root: Path) -> str:
     record_path = cache_root / "toolchain" / f"{os.path.basename(real)}-{digest}.json"
     identity = _read_identity(record_path, stat_key)
     if identity is None:
-        identity = f"{real}\n{_run_version(real)}"
+        identity = f"{real}\n{_run_version(real)}{_script_digest(real)}"
         _write_identity(record_path, stat_key, identity)
     _identity_memo[memo_key] = identity
     return identity
+
+
+def _script_digest(path: str) -> str:
+    """A wrapper script's text is its code, and its --version may not change with it."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(2) != b"#!":
+                return ""
+            return "\nscript " + hashlib.sha256(b"#!" + f.read(1 << 20)).hexdigest()
+    except OSError:
+        return ""
 
 
 def _read_identity(record_path: Path, memo_key: tuple[str, int, int]) -> str | None:

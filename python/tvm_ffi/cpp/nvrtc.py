@@ -42,7 +42,7 @@ def nvrtc_compile(
     *,
     name: str = "kernel.cu",
     arch: ArchLike | Sequence[ArchLike] | None = None,
-    extra_opts: Sequence[str] | None = None,
+    extra_opts: str | Sequence[str] | None = None,
     include_paths: Sequence[str] | None = None,
     output: Output = "cubin",
 ) -> bytes:
@@ -67,7 +67,8 @@ def nvrtc_compile(
         (``compute_90``: none), and PTX for each ``+PTX``/``compute_`` entry, or if there
         is none, the PTX of the highest one, so newer GPUs can still JIT it.
     extra_opts:
-        More NVRTC options, passed after the defaults (``--std=c++17`` and the arch).
+        More NVRTC options, passed after the defaults (``--std=c++17`` and the arch): a
+        list of str, one option each, or one str, split as a shell would.
     include_paths:
         Directories searched by ``#include``; each becomes ``-I<dir>``. They come before
         the CUDA headers, which are always searched (the ``include/`` of the CUDA that
@@ -98,7 +99,10 @@ def nvrtc_compile(
     opts += [f"-I{path}" for path in include_paths or ()]
     cuda_dirs, cuda_note = _cuda_include_dirs()
     opts += [f"-I{path}" for path in cuda_dirs]
-    opts += [str(opt) for opt in extra_opts or ()]
+    # A str is split as a shell would ("-lineinfo -G" is two options), as the JIT's flags.
+    from ._spec import flag_list
+
+    opts += flag_list("nvrtc_compile", "extra_opts", extra_opts)
     nvrtc = _import_nvrtc()
 
     if output == "cubin":

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Callable, Union
 
+from .._elf_check import file_kind
 from ._image import check_image, image_kind
 
 __all__ = ["ImageSource", "read_image", "recognise"]
@@ -39,9 +41,22 @@ def read_image(source: object, label: str) -> bytes:
             f"{type(source).__name__}"
         )
     path = Path(source)
-    if not path.exists():
-        raise FileNotFoundError(f"{label}: image file not found: {path}")
-    return path.read_bytes()
+    try:
+        # O_NONBLOCK: a FIFO must not wait for a writer before fstat can refuse it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{label}: image file not found: {path}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        # A FIFO could block for ever, /dev/zero never ends: only files have a size.
+        raise ValueError(
+            f"{label}: {path} is {file_kind(mode)}, not a regular file; an image is read "
+            "from a file"
+        )
+    os.set_blocking(fd, True)
+    with open(fd, "rb") as file:
+        return file.read()
 
 
 def _not_ptx(data: bytes) -> str | None:

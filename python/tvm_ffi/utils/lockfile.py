@@ -8,6 +8,7 @@ different files of the same name).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import math
 import os
@@ -39,7 +40,7 @@ class FileLock:
         """
         if self._file_descriptor is not None:
             raise RuntimeError(f"FileLock({self.lock_file_path!r}) is already held by this object")
-        fd = os.open(self.lock_file_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fd = _open_lock_file(self.lock_file_path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -97,3 +98,23 @@ class FileLock:
     def __repr__(self) -> str:
         state = "locked" if self.is_locked else "unlocked"
         return f"<FileLock {self.lock_file_path!r} {state}>"
+
+
+def _open_lock_file(path: str) -> int:
+    """Open (creating) the lock file, following a symbolic link only if it is ours or
+    root's: another user's link in a shared directory (``/tmp``) would have us create or
+    lock any file it names, with our rights."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, 0o666)
+    except OSError as err:
+        if err.errno != errno.ELOOP:
+            raise
+    owner = os.lstat(path).st_uid
+    if owner not in (0, os.geteuid()):
+        raise PermissionError(
+            errno.EPERM,
+            f"refusing lock file {path!r}: it is a symbolic link owned by uid {owner} (neither "
+            "you nor root), who could point it at any file; remove it or choose another path",
+        )
+    return os.open(path, flags, 0o666)

@@ -128,6 +128,33 @@ def test_c_sources_and_prebuilt_objects_in_the_file_lists(tmp_path):
     assert cpp.load("mixed_sources", sources=[main, helper, prebuilt]).both(1) == 3
 
 
+@pytest.mark.skipif(shutil.which("ar") is None, reason="needs ar (binutils)")
+def test_static_archive_in_the_file_lists_is_linked(tmp_path):
+    """A .a was compiled as C++ and ended in 'ninja exited with code 1'; its content is
+    in the key, so a rebuilt archive gives a new library."""
+
+    def archive(value: int) -> Path:
+        src = _write(tmp_path / "lib.cc", f'extern "C" int from_archive() {{ return {value}; }}\n')
+        obj, lib = tmp_path / "lib.o", tmp_path / "libpart.a"
+        subprocess.run([_cxx(), "-fPIC", "-c", str(src), "-o", str(obj)], check=True)
+        lib.unlink(missing_ok=True)
+        subprocess.run(["ar", "rcs", str(lib), str(obj)], check=True)
+        return lib
+
+    main = _write(
+        tmp_path / "main.cc",
+        '#include <tvm/ffi/function.h>\nextern "C" int from_archive();\n'
+        "int value() { return from_archive(); }\n"
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(value, value);\n",
+    )
+    lib = archive(7)
+    assert cpp.load("with_archive", sources=[main, lib]).value() == 7
+    first = cpp.build("with_archive_files", cpp_files=[main, lib])
+    archive(8)
+    assert cpp.build("with_archive_files", cpp_files=[main, lib]) != first
+    assert cpp.load("with_archive_rebuilt", sources=[main, lib]).value() == 8
+
+
 def test_file_list_errors(tmp_path):
     kernel = _write(tmp_path / "k.cu", "__global__ void k() {}\n")
     with pytest.raises(

@@ -166,6 +166,18 @@ def test_argument_type_errors():
         cpp.build("jit_t", sources=["nope.cc"])
 
 
+def test_lone_surrogate_in_a_source_names_where_it_is():
+    with pytest.raises(ValueError) as info:
+        cpp.build_inline("jit_t", cpp_sources=["int a;\n", "int b;\n// caf\udce9\n"])
+    assert str(info.value) == (
+        "build_inline: cpp_sources[1] line 2 column 7 holds '\\udce9', which has no UTF-8 "
+        "form (a lone surrogate); source text must be valid Unicode"
+    )
+    assert isinstance(info.value.__cause__, UnicodeEncodeError)
+    with pytest.raises(ValueError, match=r"^load_inline: cuda_sources line 1 column 1 holds"):
+        cpp.load_inline("jit_t", cuda_sources="\ud800")
+
+
 def test_verbose_streams_the_build(capfd, monkeypatch):
     cpp.build_inline("jit_verbose", cpp_sources=PLAIN, verbose=True)
     err = capfd.readouterr().err

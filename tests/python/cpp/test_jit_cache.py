@@ -105,6 +105,87 @@ def test_compiler_path_and_version_change_the_key(tmp_path, monkeypatch):
     assert cpp.build_inline("jit_cc", cpp_sources=PLAIN) not in (first, second)
 
 
+WRAPPER = '#!/bin/sh\n[ "$1" = --version ] && exec c++ --version\nexec c++ {flag} "$@"\n'
+
+
+def test_edited_compiler_script_changes_the_key(tmp_path, monkeypatch):
+    """Issue 20, item 6: a CXX wrapper script edited without its --version changing kept
+    the old key, and the old library kept loading."""
+    script = tmp_path / "cc" / "c++"
+    script.parent.mkdir()
+    script.write_text(WRAPPER.format(flag="-DANSWER=1"))
+    script.chmod(0o755)
+    monkeypatch.setenv("CXX", str(script))
+    source = "int answer() { return ANSWER; }"
+    assert cpp.load_inline("jit_script", cpp_sources=source, functions=["answer"]).answer() == 1
+    script.write_text(WRAPPER.format(flag="-DANSWER=2"))
+    assert cpp.load_inline("jit_script", cpp_sources=source, functions=["answer"]).answer() == 2
+    fresh = subprocess.run(
+        [sys.executable, "-c", "from tvm_ffi import cpp; print(cpp.load_inline('jit_script', "
+         f"cpp_sources={source!r}, functions=['answer']).answer())"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert (fresh.returncode, fresh.stdout) == (0, "2\n"), fresh.stderr
+
+
+def test_rebuilt_archive_in_extra_ldflags_changes_the_key(tmp_path):
+    """Issue 20, item 6: a static archive named in extra_ldflags, rebuilt with new code,
+    kept the old key (also through the hit index of a fresh process)."""
+    cxx = os.environ.get("CXX", "c++")
+    lib = tmp_path / "libvalue.a"
+
+    def archive(value: int) -> None:
+        src = tmp_path / "value.cc"
+        src.write_text(f'extern "C" int value() {{ return {value}; }}\n')
+        obj = tmp_path / "value.o"
+        subprocess.run([cxx, "-fPIC", "-c", str(src), "-o", str(obj)], check=True)
+        lib.unlink(missing_ok=True)
+        subprocess.run(["ar", "rcs", str(lib), str(obj)], check=True)
+
+    source = 'extern "C" int value();\nint get() { return value(); }'
+    load = functools.partial(
+        cpp.load_inline, "jit_ldflag_archive", cpp_sources=source, functions=["get"],
+        extra_ldflags=[str(lib)],
+    )  # fmt: skip
+    archive(1)
+    assert load().get() == 1
+    archive(2)
+    assert load().get() == 2
+    fresh = subprocess.run(
+        [sys.executable, "-c", "from tvm_ffi import cpp; print(cpp.load_inline("
+         f"'jit_ldflag_archive', cpp_sources={source!r}, functions=['get'], "
+         f"extra_ldflags=[{str(lib)!r}]).get())"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert (fresh.returncode, fresh.stdout) == (0, "2\n"), fresh.stderr
+
+
+def test_cuda_home_switched_to_another_toolkit_changes_the_key(tmp_path, monkeypatch):
+    """Issue 20, item 6: C++ that includes a CUDA header, CUDA_HOME a link switched to
+    another toolkit: the path text is the same, the old library kept loading."""
+    for version in (1, 2):
+        include = tmp_path / f"cuda-{version}" / "include"
+        include.mkdir(parents=True)
+        (include / "cuda_runtime.h").write_text(f"#define FAKE_CUDA_VERSION {version}\n")
+    home = tmp_path / "cuda"
+    home.symlink_to(tmp_path / "cuda-1")
+    monkeypatch.setenv("CUDA_HOME", str(home))
+    source = "#include <cuda_runtime.h>\nint version() { return FAKE_CUDA_VERSION; }"
+    load = functools.partial(
+        cpp.load_inline, "jit_cuda_switch", cpp_sources=source, functions=["version"]
+    )
+    assert load().version() == 1
+    home.unlink()
+    home.symlink_to(tmp_path / "cuda-2")
+    assert load().version() == 2
+    fresh = subprocess.run(
+        [sys.executable, "-c", "from tvm_ffi import cpp; print(cpp.load_inline("
+         f"'jit_cuda_switch', cpp_sources={source!r}, functions=['version']).version())"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert (fresh.returncode, fresh.stdout) == (0, "2\n"), fresh.stderr
+
+
 def test_cache_layout(cache_dir):
     path = Path(cpp.build_inline("jit_layout", cpp_sources=PLAIN))
     entry = path.parent

@@ -191,11 +191,55 @@ def test_cache_link_planted_in_sticky_dir_is_refused(world, evil_library):
     victim = _run_victim(_victim_env(world, sticky / "cache", cxx, log, "0"))
     assert victim.returncode == 0, victim.stderr
     assert victim.stdout == (
-        f"refused: refusing cache directory {sticky}/theirs (reached from {sticky}/cache): "
-        f"owned by uid {ATTACKER}, not by you (uid 0); set TVM_FFI_CACHE_DIR to a "
-        "directory you own\n"
+        f"refused: refusing cache directory {sticky}/cache: {sticky}/cache is a symbolic link "
+        f"owned by uid {ATTACKER} (neither you nor root), who could point it anywhere, even at "
+        "a directory of yours; set TVM_FFI_CACHE_DIR to a directory you own\n"
     )
     assert not marker.exists()
+
+
+@needs_root
+def test_build_directory_link_to_victims_own_dir_is_refused(world):
+    """Issue 20, item 2: in a sticky shared directory another user plants the name the
+    victim will pass as build_directory, as a link to one of the victim's private
+    directories. The directory it leads to is the victim's own, so only the link's owner
+    tells the attack apart: it is refused and nothing is written there."""
+    sticky = world / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    private = world / "private"
+    private.mkdir(mode=0o700)
+    (private / "main.cpp").write_text("// the victim's own file\n")
+    planted = sticky / "build"
+    subprocess.run(
+        ["ln", "-s", str(private), str(planted)],
+        user=ATTACKER,
+        group=ATTACKER,
+        extra_groups=[],
+        check=True,
+    )
+    with pytest.raises(PermissionError) as info:
+        cpp.load_inline("jit_victim", cpp_sources=SOURCE, build_directory=planted)
+    assert str(info.value) == (
+        f"refusing build_directory {planted}: {planted} is a symbolic link owned by uid "
+        f"{ATTACKER} (neither you nor root), who could point it anywhere, even at a directory "
+        "of yours; choose a build_directory that you own"
+    )
+    assert sorted(p.name for p in private.iterdir()) == ["main.cpp"]
+    assert (private / "main.cpp").read_text() == "// the victim's own file\n"
+
+
+def test_build_directory_own_link_in_sticky_dir_is_followed(tmp_path):
+    """A link of one's own in a sticky directory is one nobody else can change: followed."""
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    target = tmp_path / "target"
+    (sticky / "build").symlink_to(target)
+    mod = cpp.load_inline("jit_own_link", cpp_sources=SOURCE, build_directory=sticky / "build")
+    assert mod.answer() == 42
+    assert Path(mod.path).parent == target
+    assert (target / "build.ninja").is_file()
 
 
 def test_cache_parent_writable_by_others_is_refused(tmp_path, monkeypatch):
@@ -285,6 +329,34 @@ def test_build_directory_lock_is_held_until_loaded(tmp_path, monkeypatch):
     mod = cpp.load_inline("jit_locked_load", cpp_sources=SOURCE, build_directory=build_dir)
     assert mod.answer() == 42
     assert seen == ["locked"]
+
+
+def test_build_directory_lock_is_held_until_loaded_by_load_inline_many(tmp_path, monkeypatch):
+    """Issue 20, item 4: load_inline_many loaded after all builds, with the locks let go:
+    a process that built v=1 in a shared build_directory got another's v=2."""
+    dirs = [tmp_path / "build0", tmp_path / "build1"]
+    seen = []
+    real_load = tvm_ffi.load_module
+
+    def load_while_probing_lock(path):
+        fd = os.open(Path(path).parent / "lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append((Path(path).parent, "unlocked"))
+        except BlockingIOError:
+            seen.append((Path(path).parent, "locked"))
+        finally:
+            os.close(fd)
+        return real_load(path)
+
+    monkeypatch.setattr(tvm_ffi, "load_module", load_while_probing_lock)
+    modules = [
+        {"name": f"jit_many_locked_{i}", "build_directory": d,
+         "cpp_sources": f"int f() {{ return {i}; }}", "functions": ["f"]}
+        for i, d in enumerate(dirs)
+    ]  # fmt: skip
+    assert [m.f() for m in cpp.load_inline_many(modules, max_jobs=2)] == [0, 1]
+    assert sorted(seen) == [(dirs[0], "locked"), (dirs[1], "locked")]
 
 
 def test_build_directory_that_is_a_file_is_named(tmp_path):

@@ -5,9 +5,11 @@ Each test guards one promise of docs/guides/jit.md ("Safety") and names it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -258,6 +260,46 @@ def test_interrupted_build_stops_ninja_and_its_steps(stalling_cxx, monkeypatch):
     assert _build._running == set()
 
 
+INTERRUPT_MANY = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from tvm_ffi import cpp
+
+    def press_ctrl_c():
+        while "stalled " not in open(os.environ["JIT_LOG"]).read():
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=press_ctrl_c, daemon=True).start()
+    modules = [{"name": f"jit_many_stopped_{i}", "cpp_sources": sys.argv[1] + f"// {i}"}
+               for i in range(3)]
+    try:
+        cpp.build_inline_many(modules, max_jobs=2)
+    except KeyboardInterrupt:
+        print("interrupted")
+    """
+)
+
+
+def test_interrupted_many_stops_running_builds_at_once(stalling_cxx, monkeypatch):
+    """Issue 20, item 5: Ctrl-C during load_inline_many took effect only once every
+    running build had finished; now the builds are stopped and the rest never start."""
+    monkeypatch.setenv("JIT_STALL", "600")
+    proc = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_MANY, SOURCE], capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "interrupted\n"), proc.stderr
+    stalled = [
+        int(line.split()[1])
+        for line in stalling_cxx.read_text().splitlines()
+        if line.startswith("stalled ")
+    ]
+    assert 1 <= len(stalled) <= 2  # the third module never started
+    for pid in stalled:
+        _wait_for(lambda pid=pid: not _alive(pid), "the compiler to end")
+
+
 EXIT_DURING_BUILD = textwrap.dedent(
     """
     import os, sys, threading, time
@@ -323,3 +365,108 @@ def test_long_module_name_is_hashed_into_the_file_names(tmp_path):
     build_dir = tmp_path / "build"
     path = cpp.build_inline(name, cpp_sources=SOURCE, build_directory=build_dir)
     assert path == str(build_dir / f"{stem}.so")
+
+
+# ---------------------------------------------------------------- read-only cache
+
+
+def _run_with_read_only(directory: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """argv with ``directory`` bind-mounted read-only over itself (a private mount
+    namespace: nothing outlives the call)."""
+    unshare = shutil.which("unshare")
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) to mount a directory read-only")
+    script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+    return subprocess.run(
+        [unshare, "-m", "sh", "-c", script, "sh", str(directory), *argv],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("without_hits", [True, False], ids=["no-hits-dir", "hits-dir"])
+def test_read_only_cache_loads_what_it_holds(cache_dir, without_hits):
+    """Issue 20, item 3: a cache on a read-only file system, without hits/ (a cache copied
+    or made by an older version), failed with "Read-only file system: 'hits'"."""
+    assert cpp.load_inline("jit_damaged", cpp_sources=SOURCE).answer() == 42
+    if without_hits:
+        shutil.rmtree(cache_dir / "hits")
+    before = sorted(str(p.relative_to(cache_dir)) for p in cache_dir.rglob("*"))
+    proc = _run_with_read_only(cache_dir, [sys.executable, "-c", LOAD, SOURCE])
+    assert (proc.returncode, proc.stdout) == (0, "42\n"), proc.stderr
+    assert sorted(str(p.relative_to(cache_dir)) for p in cache_dir.rglob("*")) == before
+
+
+# ---------------------------------------------------------------- out of descriptors
+
+
+def test_cached_library_check_out_of_descriptors_is_not_damage(cache_dir):
+    """Issue 20, item 10: EMFILE while checking a cached library was reported as "the
+    cached library ... is damaged; rebuilding it"."""
+    import resource
+
+    from tvm_ffi.cpp import _hits
+
+    path = Path(cpp.build_inline("jit_damaged", cpp_sources=SOURCE))
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowest_free = os.dup(0)
+    os.close(lowest_free)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))
+        with pytest.raises(OSError) as info:
+            _hits.library_problem(dir_fd, path.name)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        os.close(dir_fd)
+    assert info.value.errno == errno.EMFILE
+    assert str(info.value) == (
+        f"[Errno 24] cannot check the cached library {path.name}: Too many open files (a "
+        "limit of this process or system, e.g. ulimit -n, not damage to the library)"
+    )
+
+
+MANY = textwrap.dedent(
+    """
+    from tvm_ffi import cpp
+    modules = [{"name": f"jit_fds_{i}", "cpp_sources": f"int f() {{ return {i}; }}",
+                "functions": ["f"]} for i in range(6)]
+    print([m.f() for m in cpp.load_inline_many(modules, max_jobs=6)])
+    """
+)
+
+
+def test_many_builds_wait_for_descriptors_instead_of_failing():
+    """Issue 20, item 10: with ulimit -n 32, load_inline_many of 16 modules failed 13 of
+    them with EMFILE; builds at once are now capped by the descriptors left."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (32, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        )
+
+    proc = subprocess.run(
+        [sys.executable, "-c", MANY], capture_output=True, text=True, timeout=300,
+        preexec_fn=limit,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "[0, 1, 2, 3, 4, 5]\n"), proc.stderr
+
+
+def test_cache_without_flock_says_why(monkeypatch, cache_dir):
+    """Issue 20, item 11: a file system without flock (NFS mounted nolock) gave a bare
+    "[Errno 37] No locks available"."""
+    import fcntl
+
+    def no_locks(fd, operation):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with pytest.raises(OSError) as info:
+        cpp.build_inline("jit_no_flock", cpp_sources=SOURCE)
+    assert info.value.errno == errno.ENOLCK
+    (entry,) = cache_dir.glob("jit_no_flock_*")
+    assert str(info.value) == (
+        f"[Errno 37] cannot lock {entry}/lock: No locks available: the file system holding it "
+        "has no flock (NFS mounted nolock?), which builds need to exclude each other; set "
+        "TVM_FFI_CACHE_DIR (or build_directory) to a local directory"
+    )

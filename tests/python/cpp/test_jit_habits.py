@@ -108,6 +108,67 @@ def test_bad_max_jobs(value, monkeypatch):
         cpp.build_inline("jobs_bad", cpp_sources="int f() { return 0; }\n")
 
 
+@pytest.mark.parametrize("value", ["2147483648", "99999999999999999999"])
+def test_max_jobs_too_large_for_ninja(value, monkeypatch):
+    monkeypatch.setenv("MAX_JOBS", value)
+    with pytest.raises(
+        ValueError,
+        match=rf"^MAX_JOBS is too large \(got '{value}'; ninja takes at most 2147483647\)$",
+    ):
+        cpp.build_inline("jobs_huge", cpp_sources="int f() { return 0; }\n")
+    monkeypatch.delenv("MAX_JOBS")
+    with pytest.raises(
+        ValueError,
+        match=r"^build_inline_many: max_jobs is too large \(got 2147483648; ninja takes at most "
+        r"2147483647\)$",
+    ):
+        cpp.build_inline_many([{"name": "jobs_huge", "cpp_sources": ""}], max_jobs=2**31)
+
+
+# ---- the interpreter for build steps ----------------------------------------------------------
+
+HOST_APP = """#!/bin/sh
+echo "$0 $*" >> "$HOST_LOG"
+exit 3
+"""
+
+
+@pytest.mark.parametrize("executable", ["host-app", ""], ids=["host-application", "empty"])
+def test_embedded_interpreter_builds_with_a_real_python(executable, tmp_path, monkeypatch):
+    """Issue 20, item 16: in an embedded interpreter sys.executable is the host application
+    (or empty); a build ran it with Python's arguments, then failed with an unrelated error."""
+    log = tmp_path / "host.log"
+    if executable:
+        app = tmp_path / executable
+        app.write_text(HOST_APP)
+        app.chmod(0o755)
+        executable = str(app)
+    monkeypatch.setenv("HOST_LOG", str(log))
+    monkeypatch.setattr(sys, "executable", executable)
+    found = _env.python_executable()
+    assert re.fullmatch(r"python[\d.]*", found.rsplit("/", 1)[-1]), found
+    mod = cpp.load_inline("jit_embedded", cpp_sources="int f() { return 5; }", functions=["f"])
+    assert mod.f() == 5
+    assert not log.exists()  # the host application never ran
+
+
+def test_embedded_interpreter_without_python_says_how_to_name_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "executable", "")
+    monkeypatch.setattr(sys, "exec_prefix", str(tmp_path))
+    monkeypatch.setattr(sys, "base_exec_prefix", str(tmp_path))
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    with pytest.raises(RuntimeError) as info:
+        cpp.build_inline("jit_no_python", cpp_sources="int f() { return 5; }")
+    assert str(info.value) == (
+        "tvm_ffi.cpp: no Python interpreter to run build steps: sys.executable is '' (an "
+        f"embedded interpreter?) and {tmp_path}/bin holds no python{version}; set "
+        "TVM_FFI_PYTHON to the path of a python executable"
+    )
+    real = sys.base_prefix + f"/bin/python{version}"
+    monkeypatch.setenv("TVM_FFI_PYTHON", real)
+    assert _env.python_executable() == real
+
+
 # ---- logging --------------------------------------------------------------------------------
 
 

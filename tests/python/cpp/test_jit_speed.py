@@ -347,9 +347,10 @@ def test_index_sees_a_changed_compiler_at_the_same_path(cache_dir, install_cxx, 
     (tmp_path / "bin" / "c++").write_text(script + "# upgraded\n")  # same path, new binary
     cpp.build_inline("jit_same_path", cpp_sources="int f() { return 1; }")
     # The record's stamp of the compiler no longer matches: the full way asks it who it
-    # is (the same --version text, so the same entry, without a compile).
+    # is; the same --version text, but a script's text is part of its identity (issue 20,
+    # item 6): a new entry, compiled.
     assert log.read_text().count("--version") == 2
-    assert log.read_text().count(" -c main.cpp ") == 1
+    assert log.read_text().count(" -c main.cpp ") == 2
 
 
 @pytest.mark.parametrize("damage", ["empty", "elsewhere", "link", "outside"])

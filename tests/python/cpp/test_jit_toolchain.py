@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import json
 
 import pytest
@@ -106,7 +107,8 @@ def test_tool_identity_is_remembered_on_disk(tmp_path, monkeypatch):
     tool.write_text("#!/bin/sh\necho 'cc 1.0'\n")
     tool.chmod(0o755)
     identity = _toolchain.tool_identity(tool, tmp_path)
-    assert identity == f"{tool}\ncc 1.0"
+    # A script's text is part of its identity (issue 20, item 6).
+    assert identity == f"{tool}\ncc 1.0\nscript {hashlib.sha256(tool.read_bytes()).hexdigest()}"
     (record,) = (tmp_path / "toolchain").glob("cc-*.json")
     assert json.loads(record.read_text())["identity"] == identity
     _toolchain._identity_memo.clear()

@@ -214,6 +214,34 @@ def test_missing_bindings_name_the_packages(monkeypatch):
         nvrtc_compile(KERNEL, arch="sm_90")
 
 
+@pytest.mark.parametrize(
+    ("extra_opts", "expected"),
+    [
+        ("-lineinfo", ["-lineinfo"]),
+        ("-lineinfo -DMSG='a b'", ["-lineinfo", "-DMSG=a b"]),
+        (["-lineinfo", "-DX=1"], ["-lineinfo", "-DX=1"]),
+        (None, []),
+    ],
+)
+def test_extra_opts_str_is_options_not_characters(monkeypatch, extra_opts, expected):
+    """A str was iterated character by character ("-", "l", "i", ...)."""
+    seen = []
+    monkeypatch.setattr(nvrtc_mod, "_import_nvrtc", lambda: None)
+    monkeypatch.setattr(nvrtc_mod, "_cuda_include_dirs", lambda: ([], ""))
+    monkeypatch.setattr(
+        nvrtc_mod, "_compile_one", lambda _n, _s, _name, _arch, opts, *_: seen.append(opts)
+    )
+    nvrtc_compile(KERNEL, arch="sm_90", extra_opts=extra_opts)
+    assert seen == [["--std=c++17", *expected]]
+
+
+def test_extra_opts_must_be_strings():
+    with pytest.raises(
+        TypeError, match=r"^nvrtc_compile: extra_opts must be a str or a list of str \(got \[7\]\)$"
+    ):
+        nvrtc_compile(KERNEL, arch="sm_90", extra_opts=[7])
+
+
 def test_import_is_lazy():
     assert "cuda" not in vars(nvrtc_mod)
     assert nvrtc_mod.__all__ == ["NVRTCError", "nvrtc_compile"]

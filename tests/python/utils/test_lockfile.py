@@ -83,3 +83,30 @@ def test_misuse_is_reported(tmp_path):
         lock.blocking_acquire(poll_interval=0)
     with pytest.raises(FileNotFoundError, match=r"no_such_dir"):
         FileLock(tmp_path / "no_such_dir" / "lock").acquire()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a link to another user")
+def test_link_owned_by_another_user_is_refused(tmp_path):
+    """Issue 20, item 15: another user's link in a shared directory names the lock file;
+    following it would create (or lock) the file it points at, with our rights."""
+    target = tmp_path / "victim_file"
+    link = tmp_path / "lock"
+    link.symlink_to(target)
+    os.lchown(link, 65534, 65534)
+    with pytest.raises(PermissionError) as info:
+        FileLock(link).acquire()
+    assert str(info.value) == (
+        f"[Errno 1] refusing lock file '{link}': it is a symbolic link owned by uid 65534 "
+        "(neither you nor root), who could point it at any file; remove it or choose another path"
+    )
+    assert not target.exists()
+
+
+def test_own_link_is_followed(tmp_path):
+    target = tmp_path / "real_lock"
+    link = tmp_path / "lock"
+    link.symlink_to(target)
+    with FileLock(link) as lock:
+        assert lock.is_locked
+        assert FileLock(target).acquire() is False  # the same file
+    assert target.is_file()

@@ -165,7 +165,15 @@ struct TypeTraits<const char*> {
   static constexpr bool kInlineResult = false;
   static void AppendName(std::string* out) { *out += "str"; }
   static const char* FromArg(const TVMFFIAny& v) {
-    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIStr)) return v.v_str;
+    if (TVM_FFI_LIKELY(v.type_code == kTVMFFIStr)) {
+      // The callee would see only the text before the first NUL: refuse, never cut.
+      if (TVM_FFI_UNLIKELY(std::memchr(v.v_str, '\0', static_cast<size_t>(v.size)) != nullptr)) {
+        throw ConversionError{"", "", "",
+                              "holds a NUL character, where a const char* parameter would end "
+                              "(take std::string or tvm::ffi::String for text with NULs)"};
+      }
+      return v.v_str;
+    }
     ThrowTypeMismatch<const char*>(v);
   }
 };
@@ -285,7 +293,10 @@ struct TypeTraits<void*> {
     if (TVM_FFI_LIKELY(v.type_code == kTVMFFIOpaquePtr)) return v.v_ptr;
     if (v.type_code == kTVMFFINone) return nullptr;
     if (v.type_code == kTVMFFIInt) {
-      if (v.v_int64 >= 0) return reinterpret_cast<void*>(static_cast<uintptr_t>(v.v_int64));
+      // 2**63 .. 2**64-1 arrive flagged unsigned: addresses too.
+      if (v.v_int64 >= 0 || (v.flags & TVM_FFI_INT_IS_UNSIGNED) != 0) {
+        return reinterpret_cast<void*>(static_cast<uintptr_t>(v.v_int64));
+      }
       throw ConversionError{
           "", "", "", Concat({"must be a non-negative address (got ", DecimalText(v.v_int64), ")"})};
     }
@@ -308,8 +319,8 @@ struct TensorTraits {
   static void AppendName(std::string* out) { *out += "Tensor"; }
   static T FromArg(const TVMFFIAny& v) {
     if (TVM_FFI_LIKELY(v.type_code == kTVMFFIDLTensorPtr)) {
-      if constexpr (std::is_same_v<T, TensorView>) {
-        return TensorView(v.v_tensor, (v.flags & TVM_FFI_TENSOR_IS_READ_ONLY) != 0);
+      if constexpr (std::is_same_v<T, TensorView> || std::is_same_v<T, Tensor>) {
+        return T(v.v_tensor, (v.flags & TVM_FFI_TENSOR_IS_READ_ONLY) != 0);
       } else {
         return T(v.v_tensor);
       }

@@ -155,16 +155,19 @@ class Tensor {
  public:
   /*! \brief An undefined tensor (defined() is false). */
   Tensor() noexcept = default;
-  Tensor(const Tensor& other) noexcept : control_(other.control_), borrowed_(other.borrowed_) {
+  Tensor(const Tensor& other) noexcept
+      : control_(other.control_), borrowed_(other.borrowed_), read_only_(other.read_only_) {
     if (control_ != nullptr) control_->refs.Increment();
   }
-  Tensor(Tensor&& other) noexcept : control_(other.control_), borrowed_(other.borrowed_) {
+  Tensor(Tensor&& other) noexcept
+      : control_(other.control_), borrowed_(other.borrowed_), read_only_(other.read_only_) {
     other.control_ = nullptr;
     other.borrowed_ = nullptr;
   }
   Tensor& operator=(Tensor other) noexcept {
     std::swap(control_, other.control_);
     std::swap(borrowed_, other.borrowed_);
+    std::swap(read_only_, other.read_only_);
     return *this;
   }
   ~Tensor() { Release(control_); }
@@ -173,7 +176,8 @@ class Tensor {
    * \brief A tensor argument: views the caller's DLTensor, valid until the function returns
    *  (the caller owns it). Keep a TensorView or copy the data to keep it longer.
    */
-  explicit Tensor(const DLTensor* borrowed) noexcept : borrowed_(borrowed) {}
+  explicit Tensor(const DLTensor* borrowed, bool read_only = false) noexcept
+      : borrowed_(borrowed), read_only_(read_only) {}
 
   /*! \brief Takes ownership of `managed` (its deleter runs when the last Tensor goes). */
   static Tensor FromDLPackVersioned(DLManagedTensorVersioned* managed, size_t require_alignment = 0,
@@ -211,6 +215,7 @@ class Tensor {
    */
   static Tensor FromEnvAlloc(int (*env_alloc)(DLTensor*, TVMFFIObjectHandle*), IntArrayView shape,
                              DLDataType dtype, DLDevice device) {
+    CheckAllocShape(shape, dtype);
     DLTensor prototype{};
     prototype.device = device;
     prototype.dtype = dtype;
@@ -271,8 +276,20 @@ class Tensor {
     return control_ ? &control_->managed->dl_tensor : borrowed_;
   }
   const DLTensor* operator->() const noexcept { return GetDLTensorPtr(); }
-  operator TensorView() const noexcept { return TensorView(GetDLTensorPtr()); }  // NOLINT
-  TensorView view() const noexcept { return TensorView(GetDLTensorPtr()); }
+  operator TensorView() const noexcept { return view(); }  // NOLINT
+  /*! \brief A view that keeps the read-only mark (see IsReadOnly()). */
+  TensorView view() const noexcept { return TensorView(GetDLTensorPtr(), IsReadOnly()); }
+  /*!
+   * \brief True for a read-only argument (a numpy array over `bytes`, ...) or a tensor whose
+   *  producer set DLPack's read-only flag: check with CheckWritable() before writing.
+   */
+  bool IsReadOnly() const noexcept {
+    // DLPACK_FLAG_BITMASK_READ_ONLY, spelled out: a dlpack.h included before ours may lack it.
+    constexpr uint64_t kReadOnly = 1;
+    return control_ != nullptr ? (control_->managed->flags & kReadOnly) != 0 : read_only_;
+  }
+  /*! \brief ValueError naming `what` when the tensor is read-only. */
+  void CheckWritable(const char* what = "output tensor") const { view().CheckWritable(what); }
 
   // The TensorView interface.
   void* data_ptr() const noexcept { return view().data_ptr(); }
@@ -305,6 +322,38 @@ class Tensor {
   }
 
  private:
+  /*!
+   * \brief ValueError unless `shape` has no negative extent and every byte of the tensor, and
+   *  every row-major stride, is addressable in int64: an allocator that multiplied a wrapped
+   *  size would hand back a small buffer under a huge shape.
+   */
+  static void CheckAllocShape(IntArrayView shape, DLDataType dtype) {
+    // Extents of 0 count as 1: a tensor with no elements still gets every stride computed.
+    int64_t span = 1;
+    bool overflow = shape.size() > static_cast<size_t>(INT32_MAX);
+    for (size_t d = 0; d < shape.size() && !overflow; ++d) {
+      if (shape[d] < 0) {
+        TVM_FFI_THROW(ValueError) << "Tensor::FromEnvAlloc: dimension " << d << " of the shape is "
+                                  << shape[d] << " (expected a size >= 0)";
+      }
+      overflow = __builtin_mul_overflow(span, shape[d] > 0 ? shape[d] : 1, &span);
+    }
+    int64_t bits = 0;
+    overflow = overflow || __builtin_mul_overflow(span, int64_t{dtype.bits} * dtype.lanes, &bits) ||
+               bits > INT64_MAX - 7;
+    if (overflow) {
+      std::string what;
+      detail::AppendDType(what, dtype);
+      what += " tensor of shape (";
+      for (size_t d = 0; d < shape.size() && d < 8; ++d) {
+        what += (d ? ", " : "") + std::to_string(shape[d]);
+      }
+      what += shape.size() > 8 ? ", ...)" : (shape.size() == 1 ? ",)" : ")");
+      TVM_FFI_THROW(ValueError) << "Tensor::FromEnvAlloc: a " << what
+                                << " is too large: its size in bytes does not fit in int64";
+    }
+  }
+
   static void Release(detail::TensorControl* control) noexcept {
     if (control != nullptr && control->refs.Decrement()) {
       if (control->managed->deleter != nullptr) control->managed->deleter(control->managed);
@@ -327,6 +376,7 @@ class Tensor {
   // value it converts (ReleaseToCaller); nothing else changes it behind a const.
   mutable detail::TensorControl* control_ = nullptr;
   const DLTensor* borrowed_ = nullptr;
+  bool read_only_ = false;  // a borrowed argument's mark (an owned one's is in its flags)
 };
 
 }  // namespace ffi
