@@ -165,8 +165,11 @@ def test_cuda_home_switched_to_another_toolkit_changes_the_key(tmp_path, monkeyp
     another toolkit: the path text is the same, the old library kept loading."""
     for version in (1, 2):
         include = tmp_path / f"cuda-{version}" / "include"
-        include.mkdir(parents=True)
+        (include / "crt").mkdir(parents=True)
         (include / "cuda_runtime.h").write_text(f"#define FAKE_CUDA_VERSION {version}\n")
+        # The rest of what makes a headers tree complete for the CUDA search.
+        (include / "cuda.h").write_text("")
+        (include / "crt" / "host_defines.h").write_text("")
     home = tmp_path / "cuda"
     home.symlink_to(tmp_path / "cuda-1")
     monkeypatch.setenv("CUDA_HOME", str(home))
