@@ -1,0 +1,75 @@
+"""Prints, per client module, whether it builds and loads and whether it matches torch.
+
+    python tests/clients/report.py [--mode build|run] [--jobs N] [NAME ...]
+
+``build`` (the default) builds and loads each module; ``run`` also calls it through the
+client's API against torch (on a GPU). Run it once in each environment to compare
+(this package, apache-tvm-ffi): the rows are the same modules built the same way.
+Each row's error is the first compiler/linker error or the exception of the child.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import client_cases
+import client_env
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("build", "run"), default="build")
+    parser.add_argument("--jobs", type=int, default=1, help="cases built at once")
+    parser.add_argument("--log-dir", help="write each case's full output here")
+    parser.add_argument("names", nargs="*", help="cases to run (default: all)")
+    args = parser.parse_args(argv)
+    names = args.names or [case.name for case in client_cases.CASES]
+    unknown = sorted(set(names) - set(client_cases.BY_NAME))
+    if unknown:
+        parser.error(f"unknown case(s) {unknown}; known: {sorted(client_cases.BY_NAME)}")
+
+    import tvm_ffi
+
+    packages = client_env.install_clients()
+    work = Path(tempfile.mkdtemp(prefix="tvm-ffi-clients-"))
+    env = client_env.child_env(packages, work)
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda name: client_env.run_case(name, args.mode, env), names))
+
+    log_dir = Path(args.log_dir) if args.log_dir else None
+    if log_dir:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    version = getattr(tvm_ffi, "__version__", "?")
+    print(f"tvm_ffi {version} from {Path(tvm_ffi.__file__).parent}, mode {args.mode}")
+    print("| module | kind | builds+loads | runs and matches torch | first error |")
+    print("| --- | --- | --- | --- | --- |")
+    for result in results:
+        case = client_cases.BY_NAME[result.name]
+        built = result.ok or ("built and loaded:" in result.output)
+        if args.mode == "build":
+            ran = "-"
+        elif not result.ok:
+            ran = "no" if built else "-"
+        else:
+            ran = f"skipped ({result.skipped})" if result.skipped else "yes"
+        error = (result.error or "").replace("|", "\\|")
+        print(f"| {result.name} | {case.kind} | {'yes' if built else 'no'} | {ran} | {error} |")
+        if log_dir:
+            (log_dir / f"{result.name}.{args.mode}.log").write_text(result.output)
+    built = sum(r.ok or "built and loaded:" in r.output for r in results)
+    line = f"builds+loads: {built} of {len(results)}"
+    if args.mode == "run":
+        called = [r for r in results if not r.skipped and ("built and loaded:" in r.output)]
+        line += f"; runs and matches torch: {sum(r.ok for r in called)} of {len(called)} called"
+    print(line)
+    return 0 if all(r.ok for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
