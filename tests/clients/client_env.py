@@ -30,7 +30,8 @@ DRIVER = HERE / "client_driver.py"
 # The client versions under test, and msgspec: sglang's kernel registry defines its
 # records as msgspec Structs, which a stand-in cannot imitate faithfully.
 REQUIREMENTS = ("flashinfer-python==0.7.2.post1", "sglang==0.5.23", "msgspec==0.22.0")
-# A folder of wheels to install from instead of PyPI (a machine without network).
+# Folders of wheels (os.pathsep-separated) to install from instead of PyPI (a machine
+# without network; several folders, so that each can be carried on its own).
 WHEELS_ENV = "TVM_FFI_CLIENT_WHEELS"
 RESULT_TAG = "CLIENT-RESULT "
 
@@ -54,7 +55,9 @@ def install_clients() -> Path:
     cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(partial)]
     wheels = os.environ.get(WHEELS_ENV)
     if wheels:
-        cmd += ["--no-index", "--find-links", wheels]
+        cmd.append("--no-index")
+        for folder in filter(None, wheels.split(os.pathsep)):
+            cmd += ["--find-links", folder]
     proc = subprocess.run([*cmd, *REQUIREMENTS], capture_output=True, text=True)
     if proc.returncode != 0:
         shutil.rmtree(partial, ignore_errors=True)
@@ -146,6 +149,9 @@ def child_env(packages: Path, work: Path) -> dict[str, str]:
     env["FLASHINFER_WORKSPACE_BASE"] = str(work / "flashinfer")
     env["SGLANG_JIT_CACHE_DIR"] = str(work / "sglang")
     env["TVM_FFI_CACHE_DIR"] = str(work / "tvm_ffi")
+    # FlashInfer's norm runs its CuTe DSL kernels where the DSL is installed; this suite
+    # tests its CUDA JIT module.
+    env["FLASHINFER_USE_CUDA_NORM"] = "1"
     cuda_home = env.setdefault("CUDA_HOME", "/usr/local/cuda")
     env["PATH"] = os.pathsep.join([os.path.join(cuda_home, "bin"), env.get("PATH", "")])
     env.setdefault("MAX_JOBS", str(max(1, min(8, os.cpu_count() or 1))))
