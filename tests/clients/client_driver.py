@@ -13,7 +13,7 @@ import os
 import sys
 import traceback
 
-from client_env import RESULT_TAG
+from client_env import BUILT_TAG, RESULT_TAG
 
 # Hopper is what the suite builds for when no GPU says otherwise.
 DEFAULT_CAPABILITY = (9, 0)
@@ -49,7 +49,7 @@ def main(mode: str, name: str) -> int:
     try:
         with _arch_context(case, capability):
             module = case.build()
-        print(f"built and loaded: {module!r}", flush=True)
+        print(f"{BUILT_TAG}{module!r}", flush=True)
         if mode == "run":
             runs = (case.run_on is None and capability >= (9, 0)) or capability in (
                 case.run_on or ()

@@ -34,6 +34,7 @@ REQUIREMENTS = ("flashinfer-python==0.7.2.post1", "sglang==0.5.23", "msgspec==0.
 # without network; several folders, so that each can be carried on its own).
 WHEELS_ENV = "TVM_FFI_CLIENT_WHEELS"
 RESULT_TAG = "CLIENT-RESULT "
+BUILT_TAG = "built and loaded: "  # the driver's line once the module is loaded
 
 
 def install_dir() -> Path:
@@ -77,14 +78,24 @@ def install_clients() -> Path:
     return target
 
 
-def _cublas_include() -> str | None:
-    """FlashInfer's norm.cuh includes <cublasLt.h>, which pip's nvidia-cublas provides
-    where the CUDA toolkit lacks it (torch's CUDA wheels install it)."""
-    for root in [*site.getsitepackages(), site.getusersitepackages(), *sys.path]:
-        for sub in ("nvidia/cu13/include", "nvidia/cublas/include"):
-            if os.path.isfile(os.path.join(root, sub, "cublasLt.h")):
-                return os.path.join(root, sub)
-    return None
+# Library headers FlashInfer includes (norm.cuh: cublasLt.h; sampling.cuh: curand.h) that a
+# toolkit without those libraries lacks and that pip's nvidia-* wheels (torch's CUDA
+# dependencies) provide.
+_LIBRARY_HEADERS = ("cublasLt.h", "curand.h")
+
+
+def _library_includes(cuda_home: str) -> list[str]:
+    roots = [*site.getsitepackages(), site.getusersitepackages(), *sys.path]
+    found = []
+    for header in _LIBRARY_HEADERS:
+        if os.path.isfile(os.path.join(cuda_home, "include", header)):
+            continue
+        for root in roots:
+            for sub in ("nvidia/cu13/include", "nvidia/cublas/include", "nvidia/curand/include"):
+                folder = os.path.join(root, sub)
+                if os.path.isfile(os.path.join(folder, header)) and folder not in found:
+                    found.append(folder)
+    return found
 
 
 def _libcuda_stub(cuda_home: str, work: Path) -> Path:
@@ -164,13 +175,9 @@ def child_env(packages: Path, work: Path) -> dict[str, str]:
     # The clients link -lcudart from the toolkit; at load time it must be found too.
     lib64 = os.path.join(cuda_home, "lib64")
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (env.get("LD_LIBRARY_PATH"), lib64) if p)
-    cublas = (
-        None
-        if os.path.isfile(os.path.join(cuda_home, "include", "cublasLt.h"))
-        else _cublas_include()
-    )
-    if cublas:
-        env["CPATH"] = os.pathsep.join(p for p in (env.get("CPATH"), cublas) if p)
+    includes = _library_includes(cuda_home)
+    if includes:
+        env["CPATH"] = os.pathsep.join(p for p in (env.get("CPATH"), *includes) if p)
     return env
 
 
@@ -182,6 +189,11 @@ class CaseResult:
     skipped: str | None  # why the call was not made (another architecture); None if made
     error: str | None  # the first error line when not ok
     output: str  # the child's whole output
+
+    @property
+    def built(self) -> bool:
+        """Whether the module was built and loaded (a run may fail after that)."""
+        return any(line.startswith(BUILT_TAG) for line in self.output.splitlines())
 
 
 def run_case(name: str, mode: str, env: dict[str, str], timeout: float = 1800) -> CaseResult:

@@ -22,6 +22,18 @@ import client_cases
 import client_env
 
 
+def _row(result: client_env.CaseResult, mode: str) -> str:
+    case = client_cases.BY_NAME[result.name]
+    if mode == "build":
+        ran = "-"
+    elif not result.ok:
+        ran = "no" if result.built else "-"
+    else:
+        ran = f"skipped ({result.skipped})" if result.skipped else "yes"
+    error = (result.error or "").replace("|", "\\|")
+    return f"| {result.name} | {case.kind} | {'yes' if result.built else 'no'} | {ran} | {error} |"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("build", "run"), default="build")
@@ -39,33 +51,24 @@ def main(argv: list[str] | None = None) -> int:
     packages = client_env.install_clients()
     work = Path(tempfile.mkdtemp(prefix="tvm-ffi-clients-"))
     env = client_env.child_env(packages, work)
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda name: client_env.run_case(name, args.mode, env), names))
-
     log_dir = Path(args.log_dir) if args.log_dir else None
     if log_dir:
         log_dir.mkdir(parents=True, exist_ok=True)
     version = getattr(tvm_ffi, "__version__", "?")
     print(f"tvm_ffi {version} from {Path(tvm_ffi.__file__).parent}, mode {args.mode}")
     print("| module | kind | builds+loads | runs and matches torch | first error |")
-    print("| --- | --- | --- | --- | --- |")
-    for result in results:
-        case = client_cases.BY_NAME[result.name]
-        built = result.ok or ("built and loaded:" in result.output)
-        if args.mode == "build":
-            ran = "-"
-        elif not result.ok:
-            ran = "no" if built else "-"
-        else:
-            ran = f"skipped ({result.skipped})" if result.skipped else "yes"
-        error = (result.error or "").replace("|", "\\|")
-        print(f"| {result.name} | {case.kind} | {'yes' if built else 'no'} | {ran} | {error} |")
-        if log_dir:
-            (log_dir / f"{result.name}.{args.mode}.log").write_text(result.output)
-    built = sum(r.ok or "built and loaded:" in r.output for r in results)
-    line = f"builds+loads: {built} of {len(results)}"
+    print("| --- | --- | --- | --- | --- |", flush=True)
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        # Rows print in order as their cases finish.
+        for result in pool.map(lambda name: client_env.run_case(name, args.mode, env), names):
+            results.append(result)
+            print(_row(result, args.mode), flush=True)
+            if log_dir:
+                (log_dir / f"{result.name}.{args.mode}.log").write_text(result.output)
+    line = f"builds+loads: {sum(r.built for r in results)} of {len(results)}"
     if args.mode == "run":
-        called = [r for r in results if not r.skipped and ("built and loaded:" in r.output)]
+        called = [r for r in results if r.built and not r.skipped]
         line += f"; runs and matches torch: {sum(r.ok for r in called)} of {len(called)} called"
     print(line)
     return 0 if all(r.ok for r in results) else 1
