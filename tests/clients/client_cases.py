@@ -20,7 +20,9 @@ class ClientModule:
     client: str  # "flashinfer" or "sglang"
     kind: str  # what part of the client's build it exercises (a report column)
     build: Callable[[], object]  # the client's JIT: generate, build, load; returns the module
-    check: Callable[[], None]  # the client's Python API vs torch (needs a GPU)
+    # The client's Python API vs torch (needs a GPU); None: built and loaded only (the
+    # kernels need Blackwell, or their API has no simple torch reference).
+    check: Callable[[], None] | None
     ci: bool = False  # built and loaded by CPU CI (small, quick builds only)
     run_on: tuple[tuple[int, int], ...] | None = None  # capabilities it runs on; None: sm_90+
 
@@ -32,8 +34,6 @@ def _fi(name, kind, build, check, **kw):
 def _sg(name, kind, build, check, **kw):
     return ClientModule(f"sglang.{name}", "sglang", kind, build, check, **kw)
 
-
-_BLACKWELL = ((10, 0), (10, 3))
 
 CASES: tuple[ClientModule, ...] = (
     _fi("norm", "jit spec", checks.fi_norm_build, checks.fi_norm),
@@ -55,30 +55,26 @@ CASES: tuple[ClientModule, ...] = (
         "cake_vsa_sm90",
         "jit spec, sm_90a",
         checks.fi_cake_vsa_sm90_build,
-        checks.fi_cake_vsa_sm90,
-        run_on=((9, 0),),
+        None,
     ),
     _fi(
         "cake_vsa_sm100",
-        "jit spec, embedded CUBIN (cubin_launcher.h)",
+        "jit spec, embedded sm_100a CUBIN (cubin_launcher.h)",
         checks.fi_cake_vsa_sm100_build,
-        checks.load_only,
-        run_on=_BLACKWELL,
+        None,
     ),
     _fi(
         "cake_selective_state_update",
-        "load_inline, cpp_sources + embed_cubin",
+        "load_inline, cpp_sources + embedded sm_100a CUBIN",
         checks.fi_cake_ssu_build,
-        checks.load_only,
+        None,
         ci=True,
-        run_on=_BLACKWELL,
     ),
     _fi(
         "cake_gdn",
-        "load_inline, cpp_sources + embed_cubin",
+        "load_inline, cpp_sources + embedded sm_100a CUBIN",
         checks.fi_cake_gdn_build,
-        checks.load_only,
-        run_on=_BLACKWELL,
+        None,
     ),
     _sg("activation", "load_jit", checks.sg_activation_build, checks.sg_activation),
     _sg("bias_gelu", "load_jit", checks.sg_bias_gelu_build, checks.sg_bias_gelu, ci=True),
@@ -97,3 +93,8 @@ CASES: tuple[ClientModule, ...] = (
 )
 
 BY_NAME = {case.name: case for case in CASES}
+
+# Cases this package does not build and load yet, with the first error (issue 18). Their
+# tests are strict xfails while this package is under test: the day one builds, its test
+# fails until its line goes. Under apache-tvm-ffi they are plain tests.
+FAILING_HERE: dict[str, str] = {}
