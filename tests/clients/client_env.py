@@ -237,6 +237,21 @@ _COMPILER_ERROR = re.compile(
 _EXCEPTION = re.compile(r"^(?P<line>(?:[\w.]+\.)?\w*(?:Error|Exception)\b: .*)$", re.MULTILINE)
 
 
+_LOCATION = re.compile(r"^(?P<file>[^:(\s]+)(?::(?P<line>\d+):\d+:|\((?P<nvline>\d+)\):)")
+
+
+def source_line(error: str) -> str | None:
+    """The source line a compiler error points at (a macro's use shows there), if readable."""
+    match = _LOCATION.match(error)
+    if not match:
+        return None
+    try:
+        lines = Path(match.group("file")).read_text(errors="replace").splitlines()
+        return lines[int(match.group("line") or match.group("nvline")) - 1].strip()
+    except (OSError, IndexError):
+        return None
+
+
 def first_error(output: str) -> str:
     """The first compiler/linker error line in ``output``, else the last exception line."""
     match = _COMPILER_ERROR.search(output)

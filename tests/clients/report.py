@@ -30,7 +30,11 @@ def _row(result: client_env.CaseResult, mode: str) -> str:
         ran = "no" if result.built else "-"
     else:
         ran = f"skipped ({result.skipped})" if result.skipped else "yes"
-    error = (result.error or "").replace("|", "\\|")
+    error = result.error or ""
+    source = client_env.source_line(error)
+    if source:
+        error += f" (source: `{source}`)"
+    error = error.replace("|", "\\|")
     return f"| {result.name} | {case.kind} | {'yes' if result.built else 'no'} | {ran} | {error} |"
 
 

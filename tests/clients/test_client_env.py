@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from client_env import first_error
+from client_env import first_error, source_line
 
 pytestmark = pytest.mark.clients
 
@@ -43,3 +43,13 @@ def test_first_error_without_a_compiler_error_is_the_last_exception() -> None:
         "RuntimeError: find_libtvm_ffi: no shared library in /x\n"
     )
     assert first_error(output) == "RuntimeError: find_libtvm_ffi: no shared library in /x"
+
+
+def test_source_line_shows_the_line_an_error_points_at(tmp_path) -> None:
+    source = tmp_path / "rope.cu"
+    source.write_text("#include <x.h>\n  CHECK_LAST_DIM_CONTIGUOUS_INPUT(q);\n")
+    assert (
+        source_line(f'{source}(2): error: expected a ";"') == "CHECK_LAST_DIM_CONTIGUOUS_INPUT(q);"
+    )
+    assert source_line(f"{source}:1:10: fatal error: x.h: No such file") == "#include <x.h>"
+    assert source_line("RuntimeError: no location") is None
