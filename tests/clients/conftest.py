@@ -15,6 +15,9 @@ FULL_ENV = "TVM_FFI_CLIENTS_FULL"
 @pytest.fixture(scope="session")
 def client_child_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment of the child processes that build and call the clients' modules."""
+    nvcc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
+    if not os.path.isfile(nvcc):
+        pytest.skip(f"the clients' JIT builds need nvcc (not at {nvcc}; set CUDA_HOME)")
     packages = client_env.install_clients()
     return client_env.child_env(packages, tmp_path_factory.mktemp("clients"))
 
