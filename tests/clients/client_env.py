@@ -80,24 +80,42 @@ def install_clients() -> Path:
     return target
 
 
-# Library headers FlashInfer includes (norm.cuh: cublasLt.h; sampling.cuh: curand.h) that a
-# toolkit without those libraries lacks and that pip's nvidia-* wheels (torch's CUDA
-# dependencies) provide.
-_LIBRARY_HEADERS = ("cublasLt.h", "curand.h")
+# Library headers FlashInfer includes (norm.cuh: cublasLt.h; sampling.cuh: curand.h; the
+# fp8 GEMM: nvrtc.h) that a toolkit without those libraries lacks and that pip's nvidia-*
+# wheels (torch's CUDA dependencies, this package's nvrtc extra) provide.
+_LIBRARY_HEADERS = ("cublasLt.h", "curand.h", "nvrtc.h")
+_PIP_NVIDIA = ("nvidia/cu13", "nvidia/cublas", "nvidia/curand", "nvidia/cuda_nvrtc")
+
+
+def _pip_nvidia_dirs(kind: str) -> list[str]:
+    roots = [*site.getsitepackages(), site.getusersitepackages(), *sys.path]
+    return [os.path.join(root, sub, kind) for root in roots for sub in _PIP_NVIDIA]
 
 
 def _library_includes(cuda_home: str) -> list[str]:
-    roots = [*site.getsitepackages(), site.getusersitepackages(), *sys.path]
     found = []
     for header in _LIBRARY_HEADERS:
         if os.path.isfile(os.path.join(cuda_home, "include", header)):
             continue
-        for root in roots:
-            for sub in ("nvidia/cu13/include", "nvidia/cublas/include", "nvidia/curand/include"):
-                folder = os.path.join(root, sub)
-                if os.path.isfile(os.path.join(folder, header)) and folder not in found:
-                    found.append(folder)
+        for folder in _pip_nvidia_dirs("include"):
+            if os.path.isfile(os.path.join(folder, header)) and folder not in found:
+                found.append(folder)
     return found
+
+
+def _nvrtc_link_dir(cuda_home: str, work: Path) -> Path | None:
+    """FlashInfer's fp8 GEMM links -lnvrtc: where the toolkit has no libnvrtc.so, a link to
+    pip's libnvrtc.so.13 (whose folder then also goes on the loader's path)."""
+    if os.path.isfile(os.path.join(cuda_home, "lib64", "libnvrtc.so")):
+        return None
+    for folder in _pip_nvidia_dirs("lib"):
+        if os.path.isfile(os.path.join(folder, "libnvrtc.so.13")):
+            out = work / "libnvrtc-link"
+            out.mkdir(parents=True, exist_ok=True)
+            if not (out / "libnvrtc.so").exists():
+                (out / "libnvrtc.so").symlink_to(os.path.join(folder, "libnvrtc.so.13"))
+            return out
+    return None
 
 
 def _libcuda_stub(cuda_home: str, work: Path) -> Path:
@@ -177,6 +195,11 @@ def child_env(packages: Path, work: Path) -> dict[str, str]:
     # The clients link -lcudart from the toolkit; at load time it must be found too.
     lib64 = os.path.join(cuda_home, "lib64")
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (env.get("LD_LIBRARY_PATH"), lib64) if p)
+    nvrtc = _nvrtc_link_dir(cuda_home, work)
+    if nvrtc:
+        env["LIBRARY_PATH"] = os.pathsep.join(p for p in (env.get("LIBRARY_PATH"), str(nvrtc)) if p)
+        lib = str(Path(os.path.realpath(nvrtc / "libnvrtc.so")).parent)
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (env["LD_LIBRARY_PATH"], lib) if p)
     includes = _library_includes(cuda_home)
     if includes:
         env["CPATH"] = os.pathsep.join(p for p in (env.get("CPATH"), *includes) if p)
