@@ -93,8 +93,3 @@ CASES: tuple[ClientModule, ...] = (
 )
 
 BY_NAME = {case.name: case for case in CASES}
-
-# Cases this package does not build and load yet, with the first error (issue 18). Their
-# tests are strict xfails while this package is under test: the day one builds, its test
-# fails until its line goes. Under apache-tvm-ffi they are plain tests.
-FAILING_HERE: dict[str, str] = {}

@@ -33,8 +33,6 @@ REQUIREMENTS = ("flashinfer-python==0.7.2.post1", "sglang==0.5.23", "msgspec==0.
 # Folders of wheels (os.pathsep-separated) to install from instead of PyPI (a machine
 # without network; several folders, so that each can be carried on its own).
 WHEELS_ENV = "TVM_FFI_CLIENT_WHEELS"
-# The apache-tvm-ffi release the suite compares with (its __version__).
-APACHE_VERSION = "0.1.15.post2"
 RESULT_TAG = "CLIENT-RESULT "
 BUILT_TAG = "built and loaded: "  # the driver's line once the module is loaded
 

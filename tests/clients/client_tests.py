@@ -12,19 +12,8 @@ def _tail(output: str, lines: int = 60) -> str:
     return "\n".join(output.splitlines()[-lines:])
 
 
-def _testing_apache() -> bool:
-    """Whether the tvm_ffi under test is apache-tvm-ffi (the comparison) or this package."""
-    import tvm_ffi
-
-    return getattr(tvm_ffi, "__version__", None) == client_env.APACHE_VERSION
-
-
 def _marks(case: client_cases.ClientModule, build: bool) -> list:
-    marks = [] if case.ci or not build else [pytest.mark.clients_full]
-    failing = client_cases.FAILING_HERE.get(case.name)
-    if failing and not _testing_apache():
-        marks.append(pytest.mark.xfail(strict=True, reason=f"issue 18: {failing}"))
-    return marks
+    return [] if case.ci or not build else [pytest.mark.clients_full]
 
 
 def build_params(client: str) -> list:
