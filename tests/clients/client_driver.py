@@ -51,12 +51,13 @@ def main(mode: str, name: str) -> int:
             module = case.build()
         print(f"{BUILT_TAG}{module!r}", flush=True)
         if mode == "run":
-            runs = (case.run_on is None and capability >= (9, 0)) or capability in (
-                case.run_on or ()
-            )
             if case.check is None:
                 result["skipped"] = "built and loaded only: no call with a torch reference"
-            elif runs:
+            elif capability is None:
+                result["skipped"] = "no CUDA device to call it on"
+            elif capability in (case.run_on or ()) or (
+                case.run_on is None and capability >= (9, 0)
+            ):
                 case.check()
                 print("matches torch", flush=True)
             else:
