@@ -11,6 +11,13 @@ LOG=${OUT:-/tmp/gpu_suite}
 mkdir -p "$LOG"
 export TVM_FFI_CACHE_DIR=${TVM_FFI_CACHE_DIR:-$(mktemp -d /tmp/tvm-ffi-cache.XXXX)}
 export PYTHONUNBUFFERED=1
+# The client suite (tests/clients) installs FlashInfer and sglang from wheels on a machine
+# without network: .client-wheels/{fi,sg} (tests/clients/README.md), or /tmp/client-wheels/*
+# where an earlier call left them (each folder travels in a call of its own: 64 MiB a call).
+if [ -z "${TVM_FFI_CLIENT_WHEELS:-}" ]; then
+  TVM_FFI_CLIENT_WHEELS=$(ls -d "$PWD"/.client-wheels/* /tmp/client-wheels/* 2>/dev/null | paste -sd:)
+  export TVM_FFI_CLIENT_WHEELS
+fi
 
 $PY -m pip install -q --no-build-isolation --no-deps --no-index . >"$LOG/install.log" 2>&1
 install_rc=$?
