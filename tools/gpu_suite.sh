@@ -18,6 +18,7 @@ if [ -z "${TVM_FFI_CLIENT_WHEELS:-}" ]; then
   TVM_FFI_CLIENT_WHEELS=$(ls -d "$PWD"/.client-wheels/* /tmp/client-wheels/* 2>/dev/null | paste -sd:)
   export TVM_FFI_CLIENT_WHEELS
 fi
+export TVM_FFI_CLIENTS_JOBS=${TVM_FFI_CLIENTS_JOBS:-6}  # their modules built 6 at a time
 
 $PY -m pip install -q --no-build-isolation --no-deps --no-index . >"$LOG/install.log" 2>&1
 install_rc=$?
