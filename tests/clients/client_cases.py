@@ -43,7 +43,6 @@ CASES: tuple[ClientModule, ...] = (
     _fi("sampling", "jit spec", checks.fi_sampling_build, checks.fi_sampling),
     _fi("cascade", "jit spec", checks.fi_cascade_build, checks.fi_cascade),
     _fi("quantization", "jit spec", checks.fi_quantization_build, checks.fi_quantization),
-    _fi("topk", "jit spec", checks.fi_topk_build, checks.fi_topk),
     _fi(
         "fp8_blockscale_gemm_sm90",
         "jit spec, Module from init()",

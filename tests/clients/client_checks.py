@@ -180,21 +180,6 @@ def fi_quantization() -> None:
         assert packbits(bits, bitorder=order).cpu().numpy().tolist() == ref.tolist(), order
 
 
-def fi_topk_build():
-    return _fi_spec("topk", "gen_topk_module").build_and_load()
-
-
-def fi_topk() -> None:
-    torch = _torch()
-    from flashinfer.topk import top_k
-
-    x = _rand(4, 4096, dtype=torch.float32)
-    values, indices = top_k(x, 32)
-    ref = x.topk(32, -1).values
-    assert_close(values.float().sort(-1, descending=True).values, ref, "top_k values")
-    assert torch.equal(x.gather(-1, indices.long()), values.float()), "top_k indices"
-
-
 def fi_fp8_gemm_build():
     return _fi_spec("gemm", "gen_fp8_blockscale_gemm_sm90_module").build_and_load()
 
