@@ -99,10 +99,39 @@ void BorrowValue(const T& value, TVMFFIAny* out) {
   }
 }
 
+/*! \brief What AnyView and Any both offer, read from Derived::raw(). */
+template <typename Derived>
+class AnyReader {
+ public:
+  /*! \brief The value as a T; TypeError when it is not one. */
+  template <typename T>
+  T cast() const {
+    return CastValue<T>(Raw());
+  }
+  /*! \brief The value as a T, or nothing when it is not one. */
+  template <typename T>
+  std::optional<T> as() const {
+    return TryCastValue<T>(Raw());
+  }
+  template <typename T>
+  std::optional<T> try_cast() const {
+    return TryCastValue<T>(Raw());
+  }
+  /*! \brief The TVMFFITypeCode of the value. */
+  int32_t type_code() const noexcept { return Raw().type_code; }
+  /*! \brief The Python-facing name of the value's type ("int", "str", "Tensor", ...). */
+  std::string GetTypeKey() const { return AnyTypeName(Raw()); }
+  bool operator==(std::nullptr_t) const noexcept { return Raw().type_code == kTVMFFINone; }
+  bool operator!=(std::nullptr_t) const noexcept { return Raw().type_code != kTVMFFINone; }
+
+ private:
+  const TVMFFIAny& Raw() const noexcept { return static_cast<const Derived&>(*this).raw(); }
+};
+
 }  // namespace detail
 
 /*! \brief A borrowed value of any type; cheap to copy. */
-class AnyView {
+class AnyView : public detail::AnyReader<AnyView> {
  public:
   AnyView() noexcept { detail::SetScalar(&value_, kTVMFFINone), value_.v_int64 = 0; }
   /*! \brief Views a value the ABI delivered (an argument). */
@@ -114,26 +143,6 @@ class AnyView {
   }
   AnyView(const char* value) { detail::BorrowValue(value, &value_); }  // NOLINT
 
-  /*! \brief The value as a T; TypeError when it is not one. */
-  template <typename T>
-  T cast() const {
-    return detail::CastValue<T>(value_);
-  }
-  /*! \brief The value as a T, or nothing when it is not one. */
-  template <typename T>
-  std::optional<T> as() const {
-    return detail::TryCastValue<T>(value_);
-  }
-  template <typename T>
-  std::optional<T> try_cast() const {
-    return detail::TryCastValue<T>(value_);
-  }
-  /*! \brief The TVMFFITypeCode of the value. */
-  int32_t type_code() const noexcept { return value_.type_code; }
-  /*! \brief The Python-facing name of the value's type ("int", "str", "Tensor", ...). */
-  std::string GetTypeKey() const { return detail::AnyTypeName(value_); }
-  bool operator==(std::nullptr_t) const noexcept { return value_.type_code == kTVMFFINone; }
-  bool operator!=(std::nullptr_t) const noexcept { return value_.type_code != kTVMFFINone; }
   /*! \brief The raw ABI value. */
   const TVMFFIAny& raw() const noexcept { return value_; }
 
@@ -142,7 +151,7 @@ class AnyView {
 };
 
 /*! \brief An owned value of any type: copies share the memory, objects keep a reference. */
-class Any {
+class Any : public detail::AnyReader<Any> {
  public:
   Any() noexcept { detail::SetScalar(&value_, kTVMFFINone), value_.v_int64 = 0; }
   Any(std::nullptr_t) noexcept : Any() {}  // NOLINT
@@ -184,22 +193,6 @@ class Any {
     return any;
   }
 
-  template <typename T>
-  T cast() const {
-    return detail::CastValue<T>(value_);
-  }
-  template <typename T>
-  std::optional<T> as() const {
-    return detail::TryCastValue<T>(value_);
-  }
-  template <typename T>
-  std::optional<T> try_cast() const {
-    return detail::TryCastValue<T>(value_);
-  }
-  int32_t type_code() const noexcept { return value_.type_code; }
-  std::string GetTypeKey() const { return detail::AnyTypeName(value_); }
-  bool operator==(std::nullptr_t) const noexcept { return value_.type_code == kTVMFFINone; }
-  bool operator!=(std::nullptr_t) const noexcept { return value_.type_code != kTVMFFINone; }
   operator AnyView() const noexcept { return AnyView(value_); }  // NOLINT
   const TVMFFIAny& raw() const noexcept { return value_; }
 
