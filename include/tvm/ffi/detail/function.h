@@ -125,14 +125,8 @@ class PackedFunctionObj final : public FunctionObj {
  */
 class Function : public ObjectRef {
  public:
-  using ContainerType = FunctionObj;
-  static constexpr bool _type_is_nullable = true;
-
-  Function() noexcept = default;
-  Function(std::nullptr_t) noexcept {}  // NOLINT
-  explicit Function(ObjectPtr<FunctionObj> data) noexcept
-      : ObjectRef(ObjectPtr<Object>(std::move(data))) {}
-  explicit Function(UnsafeInit tag) noexcept : ObjectRef(tag) {}
+  TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(Function, ObjectRef, FunctionObj);
+  Function(std::nullptr_t) noexcept {}  // NOLINT: implicit, like a pointer
 
   /*! \brief Wraps a typed callable; arguments are checked as an exported function's are. */
   template <typename F>

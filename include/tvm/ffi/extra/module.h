@@ -58,20 +58,9 @@ TVM_FFI_DETAIL_HIDDEN_BEGIN
 /*! \brief A handle to a module: one made in C++, or one another library or Python made. */
 class Module : public ObjectRef {
  public:
-  using ContainerType = ModuleObj;
-  static constexpr bool _type_is_nullable = true;
-
-  Module() noexcept = default;
-  Module(std::nullptr_t) noexcept {}  // NOLINT
-  explicit Module(ObjectPtr<ModuleObj> data) noexcept
-      : ObjectRef(ObjectPtr<Object>(std::move(data))) {}
-  explicit Module(UnsafeInit tag) noexcept : ObjectRef(tag) {}
-
-  /*! \brief The C++ module, or nullptr when the module is not a C++ ModuleObj of this ABI. */
-  ModuleObj* operator->() const noexcept { return get(); }
-  ModuleObj* get() const noexcept {
-    return static_cast<ModuleObj*>(const_cast<Object*>(ObjectRef::get()));
-  }
+  // get() and -> give the C++ module, or nullptr when it is not a C++ ModuleObj of this ABI.
+  TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(Module, ObjectRef, ModuleObj);
+  Module(std::nullptr_t) noexcept {}  // NOLINT: implicit, like a pointer
 
   /*!
    * \brief The function called `name`, or nothing. Works for any module, also one made by
