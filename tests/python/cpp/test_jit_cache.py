@@ -108,6 +108,18 @@ def test_compiler_path_and_version_change_the_key(tmp_path, monkeypatch):
 WRAPPER = '#!/bin/sh\n[ "$1" = --version ] && exec c++ --version\nexec c++ {flag} "$@"\n'
 
 
+def _fresh_process_call(name: str, source: str, function: str, **kwargs) -> str:
+    """What ``load_inline(name, ...).function()`` prints in a fresh process (the hit index's
+    path, not this process's loaded libraries)."""
+    code = (
+        "from tvm_ffi import cpp; print(cpp.load_inline("
+        f"{name!r}, cpp_sources={source!r}, functions=[{function!r}], **{kwargs!r}).{function}())"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
 def test_edited_compiler_script_changes_the_key(tmp_path, monkeypatch):
     """Issue 20, item 6: a CXX wrapper script edited without its --version changing kept
     the old key, and the old library kept loading."""
@@ -120,12 +132,7 @@ def test_edited_compiler_script_changes_the_key(tmp_path, monkeypatch):
     assert cpp.load_inline("jit_script", cpp_sources=source, functions=["answer"]).answer() == 1
     script.write_text(WRAPPER.format(flag="-DANSWER=2"))
     assert cpp.load_inline("jit_script", cpp_sources=source, functions=["answer"]).answer() == 2
-    fresh = subprocess.run(
-        [sys.executable, "-c", "from tvm_ffi import cpp; print(cpp.load_inline('jit_script', "
-         f"cpp_sources={source!r}, functions=['answer']).answer())"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert (fresh.returncode, fresh.stdout) == (0, "2\n"), fresh.stderr
+    assert _fresh_process_call("jit_script", source, "answer") == "2"
 
 
 def test_rebuilt_archive_in_extra_ldflags_changes_the_key(tmp_path):
@@ -151,13 +158,7 @@ def test_rebuilt_archive_in_extra_ldflags_changes_the_key(tmp_path):
     assert load().get() == 1
     archive(2)
     assert load().get() == 2
-    fresh = subprocess.run(
-        [sys.executable, "-c", "from tvm_ffi import cpp; print(cpp.load_inline("
-         f"'jit_ldflag_archive', cpp_sources={source!r}, functions=['get'], "
-         f"extra_ldflags=[{str(lib)!r}]).get())"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert (fresh.returncode, fresh.stdout) == (0, "2\n"), fresh.stderr
+    assert _fresh_process_call("jit_ldflag_archive", source, "get", extra_ldflags=[str(lib)]) == "2"
 
 
 def test_cuda_home_switched_to_another_toolkit_changes_the_key(tmp_path, monkeypatch):
@@ -181,12 +182,7 @@ def test_cuda_home_switched_to_another_toolkit_changes_the_key(tmp_path, monkeyp
     home.unlink()
     home.symlink_to(tmp_path / "cuda-2")
     assert load().version() == 2
-    fresh = subprocess.run(
-        [sys.executable, "-c", "from tvm_ffi import cpp; print(cpp.load_inline("
-         f"'jit_cuda_switch', cpp_sources={source!r}, functions=['version']).version())"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert (fresh.returncode, fresh.stdout) == (0, "2\n"), fresh.stderr
+    assert _fresh_process_call("jit_cuda_switch", source, "version") == "2"
 
 
 def test_cache_layout(cache_dir):
