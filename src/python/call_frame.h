@@ -95,6 +95,36 @@ void RaiseFromCause(PyObject* type, const char* format, const char* name);
  */
 PyObject* FinishCall(const CallFrame& frame, int rc, TVMFFIResult* result);
 
+/*!
+ * \brief The values that convert alike as call results and as arguments of Python callbacks:
+ * None, int, float, bool, bytes and pointers. Sets *done and returns the object (nullptr with
+ * a Python error on failure); *done false for every other type code.
+ */
+inline PyObject* ScalarToPython(const TVMFFIAny& v, bool* done) {
+  *done = true;
+  switch (v.type_code) {
+    case kTVMFFINone:
+      Py_RETURN_NONE;
+    case kTVMFFIInt:
+      if (v.flags & TVM_FFI_INT_IS_UNSIGNED) {
+        return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(v.v_int64));
+      }
+      return PyLong_FromLongLong(v.v_int64);
+    case kTVMFFIFloat:
+      return PyFloat_FromDouble(v.v_float64);
+    case kTVMFFIBool:
+      return PyBool_FromLong(v.v_int64 != 0);
+    case kTVMFFIBytes:
+      return PyBytes_FromStringAndSize(v.v_str, static_cast<Py_ssize_t>(v.size));
+    case kTVMFFIOpaquePtr:
+      if (v.v_ptr == nullptr) Py_RETURN_NONE;
+      return PyLong_FromVoidPtr(v.v_ptr);
+    default:
+      *done = false;
+      return nullptr;
+  }
+}
+
 }  // namespace tvm_ffi_py
 
 #endif  // TVM_FFI_PY_CALL_FRAME_H_

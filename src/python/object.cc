@@ -421,25 +421,12 @@ PyObject* ArrayToPython(const TVMFFIAny& v, int depth) {
 
 // An argument C++ passed to a Python callable (borrowed values: objects get a new reference).
 PyObject* ArgToPython(const TVMFFIAny& v, int depth) {
+  bool done;
+  PyObject* scalar = ScalarToPython(v, &done);
+  if (done) return scalar;
   switch (v.type_code) {
-    case kTVMFFINone:
-      Py_RETURN_NONE;
-    case kTVMFFIInt:
-      if (v.flags & TVM_FFI_INT_IS_UNSIGNED) {
-        return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(v.v_int64));
-      }
-      return PyLong_FromLongLong(v.v_int64);
-    case kTVMFFIFloat:
-      return PyFloat_FromDouble(v.v_float64);
-    case kTVMFFIBool:
-      return PyBool_FromLong(v.v_int64 != 0);
     case kTVMFFIStr:
       return PyUnicode_DecodeUTF8(v.v_str, static_cast<Py_ssize_t>(v.size), "replace");
-    case kTVMFFIBytes:
-      return PyBytes_FromStringAndSize(v.v_str, static_cast<Py_ssize_t>(v.size));
-    case kTVMFFIOpaquePtr:
-      if (v.v_ptr == nullptr) Py_RETURN_NONE;
-      return PyLong_FromVoidPtr(v.v_ptr);
     case kTVMFFIRefObject: {
       auto* ref = static_cast<TVMFFIRefObject*>(v.v_ptr);
       if (ref == nullptr) Py_RETURN_NONE;

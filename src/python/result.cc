@@ -89,18 +89,10 @@ void ReleaseRest(const TVMFFIAny* items, int64_t from, int64_t n) {
 // Converts a result value. Takes ownership of every managed tensor and object inside it, also
 // when it fails (then the ones not converted are released).
 PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
+  bool done;
+  PyObject* scalar = ScalarToPython(v, &done);
+  if (done) return scalar;
   switch (v.type_code) {
-    case kTVMFFINone:
-      Py_RETURN_NONE;
-    case kTVMFFIInt:
-      if (v.flags & TVM_FFI_INT_IS_UNSIGNED) {
-        return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(v.v_int64));
-      }
-      return PyLong_FromLongLong(v.v_int64);
-    case kTVMFFIFloat:
-      return PyFloat_FromDouble(v.v_float64);
-    case kTVMFFIBool:
-      return PyBool_FromLong(v.v_int64 != 0);
     case kTVMFFIStr: {
       PyObject* text = PyUnicode_DecodeUTF8(v.v_str, static_cast<Py_ssize_t>(v.size), "strict");
       if (text == nullptr && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
@@ -111,11 +103,6 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
       }
       return text;
     }
-    case kTVMFFIBytes:
-      return PyBytes_FromStringAndSize(v.v_str, static_cast<Py_ssize_t>(v.size));
-    case kTVMFFIOpaquePtr:
-      if (v.v_ptr == nullptr) Py_RETURN_NONE;
-      return PyLong_FromVoidPtr(v.v_ptr);
     case kTVMFFIDLManagedTensor:
       return ManagedTensorToPython(frame, static_cast<DLManagedTensorVersioned*>(v.v_ptr));
     case kTVMFFIRefObject:  // a new reference, which the wrapper takes over
