@@ -126,6 +126,15 @@ class BuildExt(build_ext):
         # and the link both use it).
         return self._keyed_output or super().get_ext_fullpath(ext_name)
 
+    def copy_extensions_to_source(self) -> None:
+        # Editable installs copy each target into the source tree; tvm_ffi/lib/ is not a
+        # package folder there, so make it first.
+        build_py = self.get_finalized_command("build_py")
+        for ext in self.extensions:
+            package = ext.name.rpartition(".")[0]
+            self.mkpath(build_py.get_package_dir(package))
+        super().copy_extensions_to_source()
+
     def build_extension(self, ext: Extension) -> None:
         dest = self.get_ext_fullpath(ext.name)
         base_temp = self.build_temp

@@ -233,21 +233,46 @@ def test_settings_key_changes_with_every_setting(monkeypatch):
     assert key() != base
 
 
-def _build_shared_library(setup_module, tmp_path: Path, flags: list[str]) -> tuple[Path, Path]:
-    """Build SharedLibrary("pkg.lib.demo") with setup.py's BuildExt; (library, build_temp)."""
+def _build_shared_library(
+    setup_module, tmp_path: Path, flags: list[str], *, inplace: bool = False
+) -> tuple[Path, Path]:
+    """Build SharedLibrary("pkg.lib.demo") with setup.py's BuildExt; (library, build_temp).
+    ``inplace``: as an editable install does, into the source tree (``src/pkg``)."""
     from setuptools import Distribution
 
     library = setup_module.SharedLibrary(
         "pkg.lib.demo", ["demo.cc"], extra_compile_args=flags, language="c++"
     )
-    dist = Distribution({"name": "demo", "ext_modules": [library]})
+    attrs = {"name": "demo", "ext_modules": [library]}
+    if inplace:
+        attrs.update(packages=["pkg"], package_dir={"": "src"})
+    dist = Distribution(attrs)
     dist.script_name = "setup.py"
     cmd = setup_module.BuildExt(dist)
     cmd.build_lib = str(tmp_path / "lib")
     cmd.build_temp = str(tmp_path / "temp")
+    cmd.inplace = inplace
     cmd.ensure_finalized()
     cmd.run()
-    return tmp_path / "lib" / "pkg" / "lib" / "libdemo.so", tmp_path / "temp"
+    root = tmp_path / ("src" if inplace else "lib")
+    return root / "pkg" / "lib" / "libdemo.so", tmp_path / "temp"
+
+
+def test_shared_library_lands_in_the_source_tree_for_an_editable_install(tmp_path, monkeypatch):
+    """`pip install -e .` builds in place: the library's folder (pkg/lib, not a package in
+    the sources) is made, and the library is there."""
+    import ctypes
+
+    setup_module = _setup_module()
+    _cxx()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "demo.cc").write_text(
+        'extern "C" __attribute__((visibility("default"))) int demo_answer() { return 7; }\n'
+    )
+    lib, _ = _build_shared_library(setup_module, tmp_path, ["-O1"], inplace=True)
+    assert ctypes.CDLL(str(lib)).demo_answer() == 7
 
 
 def test_shared_library_and_per_settings_objects(tmp_path, monkeypatch):
