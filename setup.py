@@ -14,10 +14,14 @@ Everything else is declared in pyproject.toml.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
+import shlex
 import shutil
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from glob import glob
 
 import pybind11
@@ -56,6 +60,109 @@ class SharedLibrary(Extension):
     """A plain shared library (no Python module init), installed as
     ``<package folder>/lib<name>.so``: e.g. ``SharedLibrary("tvm_ffi.lib.tvm_ffi", ...)``
     gives ``tvm_ffi/lib/libtvm_ffi.so``."""
+
+
+class JitPrebuilt(Extension):
+    """The files the JIT takes instead of compiling them in a user's cold build (see
+    ``python/tvm_ffi/cpp/_prebuilt.py``): the CUDA launcher's run-once code as one object
+    and the load_inline prelude precompiled, in ``tvm_ffi/lib/jit/``. Compiled with the
+    compiler the JIT will use (``CXX``, else ``c++``), which is what lets GCC take the
+    precompiled header."""
+
+    def __init__(self) -> None:
+        super().__init__("tvm_ffi.lib.jit", sources=[])
+
+
+def _load_prebuilt_module():
+    # By path: the package is not importable while it is being built.
+    path = os.path.join(ROOT, "python", "tvm_ffi", "cpp", "_prebuilt.py")
+    spec = importlib.util.spec_from_file_location("_tvm_ffi_prebuilt_for_setup", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _jit_compiler() -> tuple[list[str], str]:
+    """(launcher words, compiler) from CXX, as the JIT reads it: ``ccache g++``."""
+    words = shlex.split(os.environ.get("CXX") or "c++")
+    found = shutil.which(words[-1])
+    if found is None:
+        raise RuntimeError(f"C++ compiler {words[-1]!r} (CXX) not found")
+    return words[:-1], found
+
+
+def _is_gcc(compiler: str) -> bool:
+    macros = subprocess.run(
+        [compiler, "-x", "c++", "-E", "-dM", "-"], input="", capture_output=True, text=True
+    ).stdout
+    return "#define __GNUC__ " in macros and "__clang__" not in macros
+
+
+def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
+    """Compile the JIT's prebuilt files into ``out_dir`` (objects in ``work_dir``); returns
+    the files written. The precompiled header is left out with a compiler other than GCC,
+    and when TVM_FFI_PREBUILT_PCH=0 (a wheel for other machines, whose GCC would differ)."""
+    prebuilt = _load_prebuilt_module()
+    launcher, compiler = _jit_compiler()
+    include = os.path.join(ROOT, "include")
+    decls = os.path.join(ROOT, "src", "python", "cuda_decls")
+    base = [*launcher, compiler, *prebuilt.BASE_FLAGS]
+    os.makedirs(work_dir, exist_ok=True)
+    os.makedirs(out_dir, exist_ok=True)
+    jobs = []
+    for part, header in sorted(prebuilt.LAUNCHER_PARTS.items()):
+        jobs.append([
+            *base, f"-I{decls}", f"-I{include}", prebuilt.LAUNCHER_DEFINE,
+            f"-DTVM_FFI_CUDA_LAUNCHER_PART={part}", "-x", "c++", os.path.join(include, header),
+            "-c", "-o", os.path.join(work_dir, f"launcher_part{part}.o"),
+        ])  # fmt: skip
+    pch = os.environ.get("TVM_FFI_PREBUILT_PCH", "1") != "0" and _is_gcc(compiler)
+    header = os.path.join(out_dir, prebuilt.PCH_HEADER)
+    with open(header, "w", encoding="utf-8") as f:
+        f.write(prebuilt.prelude_text())
+    if pch:  # no launcher: a compiler cache would only store it
+        jobs.append([
+            compiler, *prebuilt.BASE_FLAGS, f"-I{include}", "-x", "c++-header", header,
+            "-o", f"{header}.gch.tmp",
+        ])  # fmt: skip
+    launch = os.path.join(out_dir, prebuilt.NINJA_LAUNCH)
+    jobs.append([
+        compiler, "-x", "c", "-O2", os.path.join(ROOT, "src", "jit", "ninja_launch.c"),
+        "-o", f"{launch}.tmp",
+    ])  # fmt: skip
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for cmd, proc in zip(jobs, pool.map(_run_quiet, jobs)):
+            if proc.returncode != 0:
+                raise RuntimeError(f"{shlex.join(cmd)} failed:\n{proc.stdout}{proc.stderr}")
+    os.replace(f"{launch}.tmp", launch)
+    obj = os.path.join(out_dir, prebuilt.LAUNCHER_OBJECT)
+    parts = [os.path.join(work_dir, f"launcher_part{p}.o") for p in sorted(prebuilt.LAUNCHER_PARTS)]
+    merge = [compiler, "-r", "-nostdlib", "-o", obj, *parts]
+    proc = _run_quiet(merge)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{shlex.join(merge)} failed:\n{proc.stdout}{proc.stderr}")
+    written = [obj, header, launch]
+    if pch:
+        os.replace(f"{header}.gch.tmp", f"{header}.gch")
+        written.append(f"{header}.gch")
+    elif os.path.exists(f"{header}.gch"):
+        os.unlink(f"{header}.gch")  # another build's: never beside a header it was not made for
+    st = os.stat(compiler)
+    stamp = {
+        "headers": prebuilt.headers_digest(include),
+        "compiler": os.path.realpath(compiler),
+        "compiler_stamp": [st.st_size, st.st_mtime_ns],
+        "flags": list(prebuilt.BASE_FLAGS),
+        "pch": pch,
+    }
+    path = os.path.join(out_dir, prebuilt.STAMP)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(stamp, f, indent=1, sort_keys=True)
+    return [*written, path]
+
+
+def _run_quiet(cmd: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, check=False)
 
 
 class BuildPyWithData(build_py):
@@ -116,6 +223,8 @@ class BuildExt(build_ext):
 
     def get_ext_filename(self, fullname: str) -> str:
         ext = self.ext_map.get(fullname)
+        if isinstance(ext, JitPrebuilt):  # a folder; its stamp stands for it
+            return os.path.join(*fullname.split("."), "prebuilt.json")
         if isinstance(ext, SharedLibrary):
             *package, name = fullname.split(".")
             return os.path.join(*package, f"lib{name}.so")
@@ -126,6 +235,15 @@ class BuildExt(build_ext):
         # and the link both use it).
         return self._keyed_output or super().get_ext_fullpath(ext_name)
 
+    def _build_jit_prebuilt(self, ext: Extension) -> None:
+        # Rebuilt every time: three compiles in parallel, about a second; what decides the
+        # output (headers, compiler, flags) is what the JIT checks in the stamp anyway.
+        out_dir = os.path.dirname(self.get_ext_fullpath(ext.name))
+        self._jit_outputs = build_jit_prebuilt(out_dir, os.path.join(self.build_temp, "jit"))
+
+    def get_outputs(self) -> list[str]:
+        return sorted(set(super().get_outputs()) | set(getattr(self, "_jit_outputs", [])))
+
     def copy_extensions_to_source(self) -> None:
         # Editable installs copy each target into the source tree; tvm_ffi/lib/ is not a
         # package folder there, so make it first.
@@ -133,9 +251,23 @@ class BuildExt(build_ext):
         for ext in self.extensions:
             package = ext.name.rpartition(".")[0]
             self.mkpath(build_py.get_package_dir(package))
-        super().copy_extensions_to_source()
+        regular = [ext for ext in self.extensions if not isinstance(ext, JitPrebuilt)]
+        self.extensions, every = regular, self.extensions
+        try:
+            super().copy_extensions_to_source()
+        finally:
+            self.extensions = every
+        for ext in every:
+            if isinstance(ext, JitPrebuilt):  # a folder of files, not one extension file
+                target = build_py.get_package_dir(ext.name)
+                self.mkpath(target)
+                for path in getattr(self, "_jit_outputs", []):
+                    self.copy_file(path, os.path.join(target, os.path.basename(path)))
 
     def build_extension(self, ext: Extension) -> None:
+        if isinstance(ext, JitPrebuilt):
+            self._build_jit_prebuilt(ext)
+            return
         dest = self.get_ext_fullpath(ext.name)
         base_temp = self.build_temp
         self.build_temp = os.path.join(base_temp, settings_key(self.compiler, ext))
@@ -186,6 +318,6 @@ LIBRARIES: list[Extension] = [
 if __name__ == "__main__":
     ParallelCompile("TVM_FFI_BUILD_JOBS").install()
     setup(
-        ext_modules=[CORE, *LIBRARIES],
+        ext_modules=[CORE, *LIBRARIES, JitPrebuilt()],
         cmdclass={"build_py": BuildPyWithData, "build_ext": BuildExt},
     )

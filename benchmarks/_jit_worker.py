@@ -60,12 +60,13 @@ def wrapper_image(cubin_dir: str | None, index: int) -> bytes:
     return (Path(cubin_dir) / f"c{index}.cubin").read_bytes()
 
 
-def time_reembed(impl: str, cubin_dir: str, count: int) -> dict:
-    """Cold build of the wrapper, then the same wrapper with each other CUBIN (a new
-    autotune config): only the image changes."""
+def time_reembed(impl: str, cubin_dir: str, count: int, kind: str = "cuda_sources") -> dict:
+    """Cold build of the wrapper (given as ``kind``: cuda_sources or cpp_sources), then the
+    same wrapper with each other CUBIN (a new autotune config): only the image changes."""
     tvm_ffi = _ref.import_impl(impl)
     cpp = _ref.import_cpp()
     kwargs, _ = case_kwargs("wrapper", cubin_dir)
+    kwargs[kind] = kwargs.pop("cuda_sources")
     cpu0 = children_cpu()
     t0 = time.perf_counter()
     cpp.load_inline("bench_reembed", **kwargs)
@@ -79,7 +80,7 @@ def time_reembed(impl: str, cubin_dir: str, count: int) -> dict:
         again.append(time.perf_counter() - t0)
     # Another wrapper (new source text, same flags) into the same cache: a module after the
     # first, whose own objects are a miss but whose shared cache entries may be there.
-    kwargs["cuda_sources"] = kwargs["cuda_sources"] + "\n// another wrapper\n"
+    kwargs[kind] = kwargs[kind] + "\n// another wrapper\n"
     cpu0 = children_cpu()
     t0 = time.perf_counter()
     cpp.load_inline("bench_reembed_other", **kwargs)
@@ -280,12 +281,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--caches", nargs="*", default=[])
     parser.add_argument("--warm-repeats", type=int, default=10)
     parser.add_argument("--cubin-dir", default=None)
+    parser.add_argument("--kind", choices=("cuda_sources", "cpp_sources"), default="cuda_sources")
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)
     if args.mode == "nvrtc":
         result = time_nvrtc(args.worker, args.arch, args.warm_repeats)
     elif args.mode == "reembed":
-        result = time_reembed(args.worker, args.cubin_dir, args.count)
+        result = time_reembed(args.worker, args.cubin_dir, args.count, args.kind)
     elif args.mode == "many":
         result = time_many(args.worker, args.count, args.caches)
     else:

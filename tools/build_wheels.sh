@@ -64,7 +64,9 @@ n=0
 for py in "${pythons[@]}"; do
   n=$((n + 1))
   raw="$work/raw-$n"
-  "$py" -m pip wheel -q --no-deps -w "$raw" "$sdist"
+  # No precompiled prelude: GCC takes one only from the very compiler that made it, which
+  # a user's machine does not have (an install from the sdist makes its own).
+  TVM_FFI_PREBUILT_PCH=0 "$py" -m pip wheel -q --no-deps -w "$raw" "$sdist"
   wheel=$(ls "$raw"/*.whl)
   # The compiled files must carry no symbol table (stripped), only dynamic symbols.
   unpacked="$work/check" && rm -rf "$unpacked" && mkdir -p "$unpacked"

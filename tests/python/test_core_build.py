@@ -297,3 +297,69 @@ def test_shared_library_and_per_settings_objects(tmp_path, monkeypatch):
     (second,) = [p for p in temp.iterdir() if p != first]
     assert (second / "out" / "libdemo.so").is_file()
     assert built.stat().st_mtime_ns == stamp  # the -O1 objects were left alone
+
+
+def _nm_defined(obj: Path) -> str:
+    if shutil.which("nm") is None:
+        pytest.skip("needs binutils (nm)")
+    return subprocess.run(
+        ["nm", "-C", "--defined-only", str(obj)], capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.mark.parametrize("pch", ["1", "0"])
+def test_build_jit_prebuilt(tmp_path, monkeypatch, pch):
+    """What the package build leaves for the JIT (tvm_ffi/lib/jit): the launcher's run-once
+    code defined (hidden) in one object, the prelude header (precompiled with GCC unless
+    TVM_FFI_PREBUILT_PCH=0, and no stale .gch left then), ninja_launch, and the stamp."""
+    setup_module = _setup_module()
+    _cxx()
+    from tvm_ffi.cpp import _prebuilt
+
+    monkeypatch.setenv("TVM_FFI_PREBUILT_PCH", pch)
+    out = tmp_path / "jit"
+    out.mkdir()
+    (out / "prelude.h.gch").write_text("left by an earlier build")
+    written = setup_module.build_jit_prebuilt(str(out), str(tmp_path / "work"))
+    names = sorted(Path(p).name for p in written)
+    gcc = setup_module._is_gcc(setup_module._jit_compiler()[1])
+    with_pch = pch == "1" and gcc
+    assert names == sorted(
+        ["cuda_launcher.o", "ninja_launch", "prebuilt.json", "prelude.h"]
+        + (["prelude.h.gch"] if with_pch else [])
+    )
+    assert (out / "prelude.h.gch").exists() is with_pch
+    defined = _nm_defined(out / "cuda_launcher.o")
+    for name in ("CubinModule::Load(", "detail::DriverApi::Load()", "detail::InspectImage("):
+        assert f" T tvm::ffi::{name}" in defined, name
+    stamp = _prebuilt.read_stamp(out)
+    assert stamp["headers"] == _prebuilt.headers_digest(REPO / "include")
+    assert stamp["pch"] is with_pch
+    assert stamp["flags"] == list(_prebuilt.BASE_FLAGS)
+
+
+def test_ninja_launch_runs_the_tool_in_the_directory_given(tmp_path):
+    launch = _prebuilt_launch()
+    (tmp_path / "here").mkdir()
+    fd = os.open(tmp_path / "here", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        proc = subprocess.run(
+            [launch, str(os.getpid()), str(fd), "/bin/pwd"],
+            capture_output=True, text=True, pass_fds=(fd,), check=False,
+        )  # fmt: skip
+    finally:
+        os.close(fd)
+    assert (proc.returncode, proc.stdout.strip()) == (0, str(tmp_path / "here"))
+    # Not started by the process it names: that process is gone, nobody would wait.
+    proc = subprocess.run([launch, "1", "0", "/bin/true"], capture_output=True, check=False)
+    assert proc.returncode == 1
+    proc = subprocess.run([launch], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and "usage:" in proc.stderr
+
+
+def _prebuilt_launch() -> str:
+    from tvm_ffi.cpp import _prebuilt
+
+    launch = _prebuilt.ninja_launch()
+    assert launch is not None, "the installed package has no tvm_ffi/lib/jit/ninja_launch"
+    return launch

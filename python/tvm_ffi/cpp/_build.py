@@ -164,8 +164,8 @@ def _tool_env() -> dict[str, str]:
     return env
 
 
-# Starts ninja for run_ninja: `python -I -S -c _LAUNCH <builder pid> <dir fd> ninja ...`.
-# PR_SET_PDEATHSIG makes the kernel send ninja SIGTERM when the builder dies, even by
+# Starts ninja for run_ninja where the package has no ninja_launch program (src/jit/, the
+# same steps): `python -I -S -c _LAUNCH <builder pid> <dir fd> ninja ...`. PR_SET_PDEATHSIG makes the kernel send ninja SIGTERM when the builder dies, even by
 # SIGKILL, and ninja answers SIGTERM by stopping every step it runs. fchdir() on the
 # descriptor the builder checked: ninja works in that directory, whatever its path
 # names by now.
@@ -253,7 +253,12 @@ def run_ninja(
     shown = " ".join([str(ninja), "-C", str(build_dir), *args])
     from ._env import python_executable
 
-    launch = [python_executable(), "-I", "-S", "-c", _LAUNCH, str(os.getpid()), str(dir_fd)]
+    from ._prebuilt import ninja_launch
+
+    # The package's small program, else the same steps in a Python interpreter (slower).
+    native = ninja_launch()
+    starter = [native] if native else [python_executable(), "-I", "-S", "-c", _LAUNCH]
+    launch = [*starter, str(os.getpid()), str(dir_fd)]
     event = stop_event.get()
     with _registry:  # stop_builds either sees this ninja or keeps it from starting
         if event is not None and event.is_set():

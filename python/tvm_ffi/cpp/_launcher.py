@@ -5,9 +5,12 @@ the driver, checking images, loading modules, error texts). A module whose sourc
 ``cubin_launcher.h`` (or ``embed_cubin.h``) is therefore compiled with
 ``-DTVM_FFI_CUDA_SEPARATE_LAUNCHER``, which leaves those functions declared only, and links
 the two translation units that define them (see
-``include/tvm/ffi/extra/cuda/detail/launcher_linkage.h``). Those are built into a cache entry
-of their own, ``cuda_launcher_<key>/cuda_launcher.o``, keyed by the compiler, the flags and
-the package headers, so every later module with the same flags reuses it.
+``include/tvm/ffi/extra/cuda/detail/launcher_linkage.h``). With the default flags (and only
+flags that do not change the launcher, see ``_prebuilt.launcher_flags_fit``) that is the
+object the package build left in ``tvm_ffi/lib/jit/`` (:func:`prebuilt_object`): a user's
+first build compiles only the user's code. Otherwise the two are built into a cache entry of
+their own, ``cuda_launcher_<key>/cuda_launcher.o``, keyed by the compiler, the flags and the
+package headers, so every later module with the same flags reuses it.
 
 The text check is plain: an include it misses (through a header of the user's) leaves the
 module header-only, which is always correct. Every compiled source of the module must have
@@ -18,17 +21,26 @@ the module stays header-only too.
 
 from __future__ import annotations
 
-from . import _route
+from pathlib import Path
+
+from . import _prebuilt, _route
 from ._spec import PRELUDE_INCLUDES, Spec
 
-__all__ = ["DEFINE", "OPTIMIZE", "PARTS", "STEM", "part_source", "runtime_flags", "runtime_spec"]
+__all__ = [
+    "DEFINE",
+    "OPTIMIZE",
+    "PARTS",
+    "STEM",
+    "part_source",
+    "prebuilt_object",
+    "runtime_flags",
+    "runtime_spec",
+]
 
 #: The define that every translation unit of a module in separate mode is compiled with.
-DEFINE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
-#: The runtime's translation units, compiled in parallel (see launcher_linkage.h), and the
-#: header each includes: part 1 (images, driver, error texts) is all in cuda_error.h's family,
-#: which parses faster than the whole launcher.
-PARTS = {1: "tvm/ffi/extra/cuda/detail/cuda_error.h", 2: "tvm/ffi/extra/cuda/cubin_launcher.h"}
+DEFINE = _prebuilt.LAUNCHER_DEFINE
+#: The runtime's translation units, compiled in parallel, and the header each includes.
+PARTS = _prebuilt.LAUNCHER_PARTS
 #: Code that runs once per process: -O1 compiles it a quarter faster than -O2 (the module's
 #: own flags come after it, and win).
 OPTIMIZE = "-O1"
@@ -116,3 +128,21 @@ def runtime_spec(spec: Spec, flags: list[str], cuda_includes: list[str] | None) 
         cuda_runtime=cuda_includes is None,
         entry_stem=STEM,
     )
+
+
+def prebuilt_object(flags: list[str], include_paths: list[str]) -> Path | None:
+    """The package's prebuilt launcher object for a module compiled with ``flags`` (from
+    :func:`runtime_flags`) and ``include_paths``, or None when the runtime must be compiled
+    with the module's flags: a flag that may change the launcher, an include path that
+    holds headers of the package's name (they would shadow the ones it was built from),
+    or no prebuilt object whose headers are the package's current ones."""
+    if not _prebuilt.launcher_flags_fit(flags):
+        return None
+    for path in map(Path, include_paths):
+        if (path / "tvm" / "ffi").exists() or (path / "dlpack").exists():
+            return None
+    found = _prebuilt.current()
+    if found is None:
+        return None
+    obj = found[0] / _prebuilt.LAUNCHER_OBJECT
+    return obj if obj.is_file() else None

@@ -18,9 +18,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .. import _log
-from . import _arch, _build, _cache, _cuda, _env, _hits, _images, _ninja, _route, _toolchain
+from . import (
+    _arch, _build, _cache, _cuda, _env, _hits, _images, _ninja, _prebuilt, _route, _toolchain
+)
 from ._private_dir import open_private_dir
-from ._spec import Spec
+from ._spec import PRELUDE_FLAGS, Spec
 
 __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested"]
 
@@ -95,7 +97,7 @@ def _links_cudart(spec: Spec, root: Path | None) -> bool:
     return install is not None and install.cudart is not None
 
 
-def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
+def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
     """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build.
 
     ``root`` (the cache root) lets the detected GPU architectures be remembered there."""
@@ -133,6 +135,10 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     # -ldl and -pthread: before glibc 2.34, dlopen (the CUDA driver shim) and pthread_*
     # (std::call_once) live in libraries the link must then name.
     ldflags = ["-Wl,-z,defs", *ldflags, "-ldl", "-pthread"]
+    linker = _toolchain.find_linker(_toolchain.tool_identity(Path(cxx), root))
+    if linker is not None:  # first: an -fuse-ld in extra_ldflags comes later and wins
+        ldflags.insert(0, f"-fuse-ld={linker[0]}")
+        tools.append(("linker", linker[1]))
     compiles = []
     if spec.inline_cpp is not None:
         compiles.append(_ninja.Compile("main.cpp", "obj/main.o", cuda=False))
@@ -148,13 +154,21 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
             continue
         obj = f"obj/{index}_{path.stem}.o"
         compiles.append(_ninja.Compile(str(path), obj, cuda=kind == "cuda", c=kind == "c"))
-    base_cflags = ["-O2", "-fPIC", "-fvisibility=hidden", *include_flags, *spec.cflags]
+    # The precompiled prelude, where the package has one for this compiler (a compiler
+    # cache would refuse or only store it): GCC reads prelude.h itself if the .gch does
+    # not fit the options, so the result is the same either way.
+    pch = None if launcher else _prebuilt.pch_header(cxx)
+    cflags = list(spec.cflags)
+    if pch is not None:
+        cflags = _with_pch(cflags, pch)
+    std, *base = _prebuilt.BASE_FLAGS
+    base_cflags = [*base, *include_flags, *cflags]
     plan = _ninja.BuildPlan(
         output=f"obj/{spec.stem}.o" if spec.object_output else f"obj/{spec.stem}.so",
         cxx=cxx,
         python=_env.python_executable(),
         compiles=compiles,
-        cflags=["-std=c++17", *base_cflags],
+        cflags=[std, *base_cflags],
         c_cflags=base_cflags,
         objects=objects,
         ldflags=ldflags,
@@ -183,11 +197,28 @@ def _plan(spec: Spec, root: Path | None = None) -> tuple[_ninja.BuildPlan, list[
     if host_cflags is not None:
         # What nvcc gives host code: cuda_runtime.h first (in HOST_HEADER), the same
         # include directories; no target arch, which only device code needs.
+        first: list[str] = []  # the precompiled prelude goes before cuda_host.h
+        if pch is not None:
+            replaced = _with_pch(host_cflags, pch)
+            if replaced is not host_cflags:
+                first, host_cflags = replaced[:2], replaced[2:]
         plan.cuda_host_cflags = [
-            "-std=c++17", *base_cflags[:-len(spec.cflags) or None],
+            std, *base, *include_flags, *first,
             "-include", _route.HOST_HEADER_NAME, *host_cflags,
         ]  # fmt: skip
     return plan, tools
+
+
+def _with_pch(flags: list[str], pch: Path) -> list[str]:
+    """``flags`` with the load_inline prelude's ``-include`` pairs replaced by ``pch``,
+    first (a precompiled header must be the first thing included); ``flags`` as they are
+    when they do not hold the whole prelude."""
+    prelude = list(PRELUDE_FLAGS)
+    for index in range(len(flags) - len(prelude) + 1):
+        if flags[index : index + len(prelude)] == prelude:
+            rest = flags[:index] + flags[index + len(prelude) :]
+            return ["-include", str(pch), *rest]
+    return flags
 
 
 def _key(
@@ -341,11 +372,16 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
                     cflags=[*spec.cflags, _launcher.DEFINE],
                     cuda_cflags=[*spec.cuda_cflags, _launcher.DEFINE],
                 )
-                install = _cuda_install(spec, root)  # cached: the module's own search
-                includes = None if install is None else [str(p) for p in install.include_dirs]
-                runtime_spec = _launcher.runtime_spec(spec, flags, includes)
-                runtime = _runtime_entry(runtime_spec, root, tools)
-                path = _two_level(separate, root, root_fd, timeout, verbose, tools, runtime)
+                prebuilt = _launcher.prebuilt_object(flags, spec.include_paths)
+                if prebuilt is not None:  # the package's own: nothing to compile
+                    path = _two_level(separate, root, root_fd, timeout, verbose, tools,
+                                      prebuilt=prebuilt)  # fmt: skip
+                else:
+                    install = _cuda_install(spec, root)  # cached: the module's own search
+                    includes = None if install is None else [str(p) for p in install.include_dirs]
+                    runtime_spec = _launcher.runtime_spec(spec, flags, includes)
+                    runtime = _runtime_entry(runtime_spec, root, tools)
+                    path = _two_level(separate, root, root_fd, timeout, verbose, tools, runtime)
             elif spec.embeds:
                 path = _two_level(spec, root, root_fd, timeout, verbose, tools)
             else:
@@ -436,13 +472,15 @@ def _two_level(
     verbose: bool,
     tools: list[str],
     runtime: tuple | None = None,
+    prebuilt: Path | None = None,
 ) -> Path:
     """A build with embedded images, in two cache entries: the compiled sources as one
     relocatable object, keyed without the images, and the embed and link step, keyed by
     that object's entry and the image bytes. A new image into unchanged sources (a new
     autotune config, an edited NVRTC kernel) then re-runs only the embed and the link.
     ``runtime`` (a _runtime_entry) is a third entry the link takes in, built alongside the
-    objects when missing."""
+    objects when missing; ``prebuilt``, the package's launcher object, is linked instead
+    (named in the link's flags, so that its stamp is part of the link's key)."""
     # The object does not depend on the module name either: kernel variants built as
     # modules of their own around one wrapper share it (entry objects_<key>/objects.o).
     objects = spec.replace(
@@ -463,6 +501,7 @@ def _two_level(
         include_paths=[],
         keyed_files=True,  # the path holds the key of everything that made the object
         link_cudart=_links_cudart(objects, root),
+        ldflags=[*spec.ldflags, str(prebuilt)] if prebuilt is not None else spec.ldflags,
     )
     link_entry = _entry(link, root, "", tools)
     found = _lookup(root_fd, root / link_entry[3], link_entry[4], verbose)

@@ -19,6 +19,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
     monkeypatch.delenv("TVM_FFI_BUILD_LOCK_TIMEOUT", raising=False)
     monkeypatch.delenv("TVM_FFI_COMPILER_LAUNCHER", raising=False)
+    monkeypatch.delenv("TVM_FFI_LINKER", raising=False)
     monkeypatch.delenv("MAX_JOBS", raising=False)
     return path
 

@@ -1,7 +1,10 @@
 """A module whose sources include the launcher is compiled with
-TVM_FFI_CUDA_SEPARATE_LAUNCHER and linked with the launcher's run-once code, which lives in a
-cache entry of its own (cuda_launcher_<key>/cuda_launcher.o) shared by every module built
-with the same compiler and flags. No GPU needed: the calls below fail before the driver."""
+TVM_FFI_CUDA_SEPARATE_LAUNCHER and linked with the launcher's run-once code. Here the
+package's prebuilt object is set aside (as when the headers changed since the package was
+built, or the flags change the launcher: test_jit_prebuilt.py covers that choice), so the
+code lives in a cache entry of its own (cuda_launcher_<key>/cuda_launcher.o) shared by every
+module built with the same compiler and flags. No GPU needed: the calls below fail before
+the driver."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tvm_ffi import cpp
-from tvm_ffi.cpp import _toolchain
+from tvm_ffi.cpp import _prebuilt, _toolchain
 
 DEFINE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
 
@@ -45,6 +48,11 @@ pytestmark = pytest.mark.skipif(not _has_cuda_headers(), reason="needs the CUDA 
 @pytest.fixture(autouse=True)
 def one_cuda_arch(monkeypatch):
     monkeypatch.setenv("TVM_FFI_CUDA_ARCH_LIST", "9.0")
+
+
+@pytest.fixture(autouse=True)
+def no_prebuilt(monkeypatch):
+    monkeypatch.setattr(_prebuilt, "_current", [None])
 
 
 def entries(cache_dir: Path, stem: str) -> list[Path]:

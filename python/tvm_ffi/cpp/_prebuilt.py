@@ -1,0 +1,189 @@
+"""What the package build compiles ahead for the JIT, and when a build may use it.
+
+A cold ``load_inline`` of a small wrapper spends most of its time on code that is the same
+for every user: the CUDA launcher's run-once functions (see ``_launcher``) and the parse of
+the prelude headers. The package build (``setup.py``) therefore leaves in
+``tvm_ffi/lib/jit/``:
+
+- ``cuda_launcher.o``: the launcher's run-once code as one relocatable object, compiled
+  with the JIT's default flags against the package's own CUDA driver declarations (the
+  launcher reaches the driver through ``cuGetProcAddress`` only, so no toolkit version is
+  baked in). Every module links its own copy: its symbols are hidden, so no module binds
+  to another's.
+- ``prelude.h`` and, with GCC, ``prelude.h.gch``: the load_inline prelude as one header and
+  its precompiled form for the JIT's default flags. GCC takes the ``.gch`` only when it
+  matches the compiler and the options, and reads ``prelude.h`` itself otherwise; the JIT
+  names it only for the compiler that built it.
+- ``ninja_launch``: starts ninja for a build (see ``src/jit/ninja_launch.c``), in place of
+  a Python interpreter that would cost about 15 ms more per build step.
+- ``prebuilt.json``: what they were built from (the headers' digest, the compiler, the
+  flags). A build uses them only when the package headers still have that digest (an
+  editable checkout whose headers were edited since falls back to compiling in the cache).
+
+This module has no package-relative imports: ``setup.py`` loads it by path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+__all__ = [
+    "BASE_FLAGS",
+    "FOLDER",
+    "LAUNCHER_DEFINE",
+    "LAUNCHER_OBJECT",
+    "LAUNCHER_PARTS",
+    "NINJA_LAUNCH",
+    "PCH_HEADER",
+    "PRELUDE_INCLUDES",
+    "STAMP",
+    "headers_digest",
+    "launcher_flags_fit",
+    "prelude_text",
+]
+
+#: What apache-tvm-ffi's load_inline puts before every source, so sources that include
+#: nothing still see TensorView, DLDataType ==, TVM_FFI_ICHECK, TVMFFIEnvGetStream and the
+#: export macro.
+PRELUDE_INCLUDES = (
+    "tvm/ffi/container/tensor.h",
+    "tvm/ffi/dtype.h",
+    "tvm/ffi/error.h",
+    "tvm/ffi/extra/c_env_api.h",
+    "tvm/ffi/function.h",
+)
+
+#: The flags the JIT compiles every C++ translation unit with, before the user's.
+BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden")
+
+#: The define of every translation unit of a module that links the launcher's runtime.
+LAUNCHER_DEFINE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
+#: The launcher runtime's translation units and the header each compiles (see
+#: ``include/tvm/ffi/extra/cuda/detail/launcher_linkage.h``): part 1 (images, driver, error
+#: texts) is all in cuda_error.h's family, which parses faster than the whole launcher.
+LAUNCHER_PARTS = {
+    1: "tvm/ffi/extra/cuda/detail/cuda_error.h",
+    2: "tvm/ffi/extra/cuda/cubin_launcher.h",
+}
+
+#: Under the package: ``tvm_ffi/lib/jit/``.
+FOLDER = ("lib", "jit")
+LAUNCHER_OBJECT = "cuda_launcher.o"
+NINJA_LAUNCH = "ninja_launch"
+PCH_HEADER = "prelude.h"
+STAMP = "prebuilt.json"
+
+
+def prelude_text() -> str:
+    """The text of ``prelude.h``: the prelude's includes, in order."""
+    lines = ["// Written by the tvm_ffi package build: load_inline's prelude as one header."]
+    lines += [f"#include <{header}>" for header in PRELUDE_INCLUDES]
+    return "\n".join(lines) + "\n"
+
+
+def headers_digest(include_dir: str | os.PathLike[str]) -> str:
+    """SHA-256 of every file under ``include_dir`` (relative path and contents), in path
+    order: the same headers give the same digest wherever they are installed."""
+    hasher = hashlib.sha256()
+    root = Path(include_dir)
+    files = sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
+    for path in files:
+        data = path.read_bytes()
+        hasher.update(f"{path.relative_to(root).as_posix()}\0{len(data)}\0".encode())
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+# Flags that leave the launcher runtime's code and ABI as the prebuilt object has them.
+_NEUTRAL = ("-fPIC", "-fpic", "-fvisibility=hidden", "-pipe", "-pthread", "-w")
+_NEUTRAL_PREFIXES = ("-O", "-g", "-std=c++", "-std=gnu++")
+# Macro names the package's headers or the C++ library may read.
+_RESERVED_MACROS = ("_", "TVM_FFI", "DLPACK", "CUDA", "CU_")
+
+
+def _macro_is_neutral(definition: str) -> bool:
+    name = definition.split("=", 1)[0]
+    return bool(name) and not name.startswith(_RESERVED_MACROS)
+
+
+def launcher_flags_fit(flags: list[str]) -> bool:
+    """Whether a module whose (host) flags beyond the defaults are ``flags`` may link the
+    prebuilt launcher object: optimisation, debug info, warnings, a C++ standard and
+    macros of the user's own leave the launcher as it is; anything else (another C++
+    library ABI, code generation options) compiles the runtime with the module's flags."""
+    words = iter(flags)
+    for flag in words:
+        if flag in ("-D", "-U"):
+            value = next(words, "")
+            if not _macro_is_neutral(value):
+                return False
+        elif flag.startswith(("-D", "-U")):
+            if not _macro_is_neutral(flag[2:]):
+                return False
+        elif flag.startswith("-W") and not flag.startswith(("-Wl,", "-Wa,", "-Wp,")):
+            continue
+        elif flag not in _NEUTRAL and not flag.startswith(_NEUTRAL_PREFIXES):
+            return False
+    return True
+
+
+def read_stamp(folder: str | os.PathLike[str]) -> dict | None:
+    """``prebuilt.json`` of ``folder``, or None when there is none or it does not parse."""
+    try:
+        with open(os.path.join(folder, STAMP), encoding="utf-8") as f:
+            stamp = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
+
+
+_current: list = []  # memo: [(folder, stamp) or None], once per process
+
+
+def current() -> tuple[Path, dict] | None:
+    """``(folder, stamp)`` of the package's prebuilt files when they were built from the
+    headers the package has now, else None (once per process: a build asks on a miss)."""
+    if not _current:
+        _current.append(_find_current())
+    return _current[0]
+
+
+def _find_current() -> tuple[Path, dict] | None:
+    import tvm_ffi
+
+    from . import _hits
+
+    folder = Path(tvm_ffi.__file__).parent.joinpath(*FOLDER)
+    stamp = read_stamp(folder)
+    if stamp is None or stamp.get("headers") != headers_digest(_hits.include_dir()):
+        return None
+    return folder, stamp
+
+
+def pch_header(compiler: str | os.PathLike[str]) -> Path | None:
+    """``prelude.h`` when its precompiled form was built by ``compiler`` (the same file:
+    path, size and modification time) with the package's current headers, else None."""
+    found = current()
+    if found is None or not found[1].get("pch"):
+        return None
+    folder, stamp = found
+    real = os.path.realpath(compiler)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    if stamp.get("compiler") != real or stamp.get("compiler_stamp") != [st.st_size, st.st_mtime_ns]:
+        return None
+    header = folder / PCH_HEADER
+    return header if (folder / (PCH_HEADER + ".gch")).is_file() else None
+
+
+def ninja_launch() -> str | None:
+    """The package's ``ninja_launch`` program, or None when this install has none."""
+    import tvm_ffi
+
+    path = os.path.join(os.path.dirname(tvm_ffi.__file__), *FOLDER, NINJA_LAUNCH)
+    return path if os.access(path, os.X_OK) else None

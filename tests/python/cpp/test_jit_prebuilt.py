@@ -1,0 +1,244 @@
+"""What a cold build takes from the package instead of compiling it: the CUDA launcher's
+run-once code (tvm_ffi/lib/jit/cuda_launcher.o), the precompiled prelude (prelude.h.gch,
+GCC), and the fastest linker on PATH. No GPU needed: the calls fail before the driver."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tvm_ffi import cpp
+from tvm_ffi.cpp import _prebuilt, _toolchain
+
+WRAPPER = """
+#include <tvm/ffi/extra/cuda/cubin_launcher.h>
+
+TVM_FFI_EMBED_CUBIN(kernels);
+
+// Checks the bytes (launcher part 1) from the module code (part 2), before any driver call.
+void load_bytes(tvm::ffi::Bytes image) { tvm::ffi::CubinModule module(image); }
+"""
+PTX = b"// jit\n.version 8.0\n.target sm_90\n.address_size 64\n"
+BAD_IMAGE = (
+    "cannot load module <4-byte image>: not a CUBIN, PTX or fatbin image (first bytes: 12 34 56 78)"
+)
+DEFINE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
+
+
+def _has_cuda_headers() -> bool:
+    try:
+        return (_toolchain.find_cuda_home() / "include" / "cuda.h").is_file()
+    except RuntimeError:
+        return False
+
+
+needs_cuda_headers = pytest.mark.skipif(not _has_cuda_headers(), reason="needs the CUDA headers")
+
+
+def _is_gcc() -> bool:
+    proc = subprocess.run(
+        [str(_toolchain.find_cxx()), "-x", "c++", "-E", "-dM", "-"],
+        input="", capture_output=True, text=True,
+    )  # fmt: skip
+    return "#define __GNUC__ " in proc.stdout and "__clang__" not in proc.stdout
+
+
+@pytest.fixture(autouse=True)
+def one_cuda_arch(monkeypatch):
+    monkeypatch.setenv("TVM_FFI_CUDA_ARCH_LIST", "9.0")
+    monkeypatch.delenv("CXX", raising=False)  # the compiler the package was built with
+
+
+def entries(cache_dir: Path, stem: str) -> list[Path]:
+    return sorted(p for p in cache_dir.iterdir() if p.name.rsplit("_", 1)[0] == stem)
+
+
+def ninja_text(entry: Path) -> str:
+    return (entry / "build.ninja").read_text()
+
+
+def ninja_value(entry: Path, variable: str) -> str:
+    for line in ninja_text(entry).splitlines():
+        if line.startswith(f"{variable} = "):
+            return line.split(" = ", 1)[1]
+    raise AssertionError(f"{variable} not in {entry / 'build.ninja'}")
+
+
+def test_the_installed_package_has_current_prebuilt_files():
+    """The package build left the files for the headers the package has: otherwise every
+    cold build would silently compile the launcher again."""
+    found = _prebuilt.current()
+    assert found is not None, "tvm_ffi/lib/jit/prebuilt.json is missing or for other headers"
+    folder, stamp = found
+    assert (folder / _prebuilt.LAUNCHER_OBJECT).is_file()
+    assert (folder / _prebuilt.PCH_HEADER).read_text() == _prebuilt.prelude_text()
+    assert stamp["flags"] == list(_prebuilt.BASE_FLAGS)
+    if _is_gcc():  # built by the compiler the JIT uses here: its precompiled prelude fits
+        assert _prebuilt.pch_header(_toolchain.find_cxx()) == folder / _prebuilt.PCH_HEADER
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("kind", ["cpp_sources", "cuda_sources"])
+def test_default_flags_link_the_prebuilt_launcher(cache_dir, kind):
+    mod = cpp.load_inline(
+        "jit_pre", **{kind: WRAPPER}, functions=["load_bytes"], embed_cubin={"kernels": PTX}
+    )
+    with pytest.raises(ValueError) as info:
+        mod.load_bytes(b"\x12\x34\x56\x78")
+    assert str(info.value).splitlines()[0] == BAD_IMAGE
+    assert entries(cache_dir, "cuda_launcher") == []  # nothing compiled for the launcher
+    folder, _ = _prebuilt.current()
+    (link,) = entries(cache_dir, "jit_pre")
+    assert f" {folder / _prebuilt.LAUNCHER_OBJECT}" in ninja_value(link, "ldflags")
+    (objects,) = entries(cache_dir, "objects")
+    flags = "cflags" if kind == "cpp_sources" else "cuda_host_cflags"
+    assert ninja_value(objects, flags).endswith(f" {DEFINE}")
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize(
+    ("flags", "prebuilt"),
+    [
+        (["-O3", "-g", "-Wall", "-DMY_TILE=4", "-std=c++20"], True),
+        (["-D_GLIBCXX_USE_CXX11_ABI=0"], False),  # another std::string
+        (["-DTVM_FFI_DEBUG_WITH_ABI_CHANGE"], False),  # a macro the headers may read
+        (["-fno-strict-aliasing"], False),  # code generation
+    ],
+)
+def test_flags_that_may_change_the_launcher_compile_it(cache_dir, flags, prebuilt):
+    cpp.build_inline(
+        "jit_pre", cpp_sources=WRAPPER, functions=["load_bytes"], embed_cubin={"kernels": PTX},
+        extra_cflags=flags,
+    )  # fmt: skip
+    assert (entries(cache_dir, "cuda_launcher") == []) is prebuilt
+
+
+def test_flags_fit_for_the_prebuilt_launcher():
+    fits = _prebuilt.launcher_flags_fit
+    assert fits([])
+    assert fits(["-O3", "-g3", "-w", "-Wextra", "-Wno-unused", "-std=gnu++20", "-fPIC"])
+    assert fits(["-DMY_MACRO", "-D", "OTHER=1", "-UMINE"])
+    assert not fits(["-D", "_GLIBCXX_ASSERTIONS"])
+    assert not fits(["-DTVM_FFI_ANYTHING=1"])
+    assert not fits(["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"])
+    assert not fits(["-Wl,--no-undefined"])
+    assert not fits(["-fno-rtti"])
+    assert not fits(["-m32"])
+    assert not fits(["-include", "mine.h"])
+
+
+@needs_cuda_headers
+def test_an_include_path_with_package_headers_compiles_the_launcher(cache_dir, tmp_path):
+    # A copy of the package's headers first on the path may differ from those the object
+    # was built from.
+    shadow = tmp_path / "shadow"
+    (shadow / "tvm" / "ffi").mkdir(parents=True)
+    cpp.build_inline(
+        "jit_pre", cpp_sources=WRAPPER, functions=["load_bytes"], embed_cubin={"kernels": PTX},
+        extra_include_paths=[str(shadow)],
+    )  # fmt: skip
+    assert len(entries(cache_dir, "cuda_launcher")) == 1
+
+
+@needs_cuda_headers
+def test_headers_changed_since_the_package_build(cache_dir, monkeypatch):
+    """An editable checkout whose headers were edited: the prebuilt files are for the old
+    ones, so the launcher is compiled and the prelude parsed as it is now."""
+    monkeypatch.setattr(_prebuilt, "_current", [])
+    monkeypatch.setattr(_prebuilt, "headers_digest", lambda include: "edited")
+    cpp.build_inline(
+        "jit_pre", cpp_sources=WRAPPER, functions=["load_bytes"], embed_cubin={"kernels": PTX}
+    )
+    assert _prebuilt.current() is None
+    assert len(entries(cache_dir, "cuda_launcher")) == 1
+    (objects,) = entries(cache_dir, "objects")
+    assert "prelude.h" not in ninja_text(objects)
+
+
+def test_headers_digest_follows_contents(tmp_path):
+    (tmp_path / "a" / "tvm").mkdir(parents=True)
+    header = tmp_path / "a" / "tvm" / "x.h"
+    header.write_text("int x;\n")
+    first = _prebuilt.headers_digest(tmp_path / "a")
+    shutil.copytree(tmp_path / "a", tmp_path / "b")  # another place, same files
+    assert _prebuilt.headers_digest(tmp_path / "b") == first
+    header.write_text("int y;\n")
+    assert _prebuilt.headers_digest(tmp_path / "a") != first
+
+
+@pytest.mark.skipif(not _is_gcc(), reason="the precompiled prelude is GCC's")
+def test_the_precompiled_prelude_is_used(cache_dir, capfd):
+    """-H prints the headers a compile reads; a precompiled header it used is marked '!'."""
+    source = "int answer() { return tvm::ffi::Optional<int>(42).value(); }\n"
+    cpp.load_inline("jit_pch", cpp_sources=source, functions=["answer"], extra_cflags=["-H"],
+                    verbose=True)  # fmt: skip
+    folder, _ = _prebuilt.current()
+    (entry,) = entries(cache_dir, "jit_pch")
+    cflags = ninja_value(entry, "cflags").split()
+    assert cflags[cflags.index("-include") + 1] == str(folder / _prebuilt.PCH_HEADER)
+    assert cflags.count("-include") == 1  # the five prelude headers are in it
+    err = capfd.readouterr()
+    assert f"! {folder / _prebuilt.PCH_HEADER}.gch" in err.out + err.err
+
+
+def test_no_precompiled_prelude_through_a_compiler_cache(cache_dir, tmp_path, monkeypatch):
+    launcher = tmp_path / "bin" / "mycache"
+    launcher.parent.mkdir()
+    launcher.write_text('#!/bin/sh\ncase "$1" in --version) echo mycache 1;; *) exec "$@";; esac\n')
+    launcher.chmod(0o755)
+    monkeypatch.setenv("TVM_FFI_COMPILER_LAUNCHER", str(launcher))
+    cpp.build_inline("jit_pch", cpp_sources="int one() { return 1; }\n", functions=["one"])
+    (entry,) = entries(cache_dir, "jit_pch")
+    assert "prelude.h" not in ninja_value(entry, "cflags")
+    assert "-include tvm/ffi/function.h" in ninja_value(entry, "cflags")
+
+
+@pytest.mark.parametrize("choice", ["bfd", "gold", "lld", "mold"])
+def test_linker_choice(cache_dir, monkeypatch, choice):
+    monkeypatch.setenv("TVM_FFI_LINKER", choice)
+    binary = {"gold": "ld.gold", "lld": "ld.lld", "mold": "mold"}.get(choice)
+    if binary is not None and shutil.which(binary) is None:
+        with pytest.raises(RuntimeError, match=f"TVM_FFI_LINKER='{choice}': {binary} not found"):
+            cpp.build_inline("jit_ld", cpp_sources="int one() { return 1; }\n", functions=["one"])
+        return
+    mod = cpp.load_inline("jit_ld", cpp_sources="int one() { return 1; }\n", functions=["one"])
+    assert mod.one() == 1
+    (entry,) = entries(cache_dir, "jit_ld")
+    ldflags = ninja_value(entry, "ldflags")
+    if choice == "bfd":
+        assert "-fuse-ld" not in ldflags
+    else:
+        assert ldflags.startswith(f"-fuse-ld={choice} ")
+
+
+def test_linker_by_default_is_the_fastest_on_path(cache_dir, monkeypatch):
+    monkeypatch.delenv("TVM_FFI_LINKER", raising=False)
+    cpp.build_inline("jit_ld", cpp_sources="int one() { return 1; }\n", functions=["one"])
+    (entry,) = entries(cache_dir, "jit_ld")
+    found = [name for name, binary in _toolchain._LINKERS if shutil.which(binary)]
+    ldflags = ninja_value(entry, "ldflags")
+    if found and not (found[0] == "mold" and "-fuse-ld=mold" not in ldflags):
+        assert ldflags.startswith(f"-fuse-ld={found[0]} ")
+    elif not found:
+        assert "-fuse-ld" not in ldflags
+
+
+def test_unknown_linker_is_an_error(cache_dir, monkeypatch):
+    monkeypatch.setenv("TVM_FFI_LINKER", "ld.fast")
+    with pytest.raises(RuntimeError) as info:
+        cpp.build_inline("jit_ld", cpp_sources="int one() { return 1; }\n", functions=["one"])
+    assert str(info.value) == (
+        "TVM_FFI_LINKER='ld.fast' is not a linker this package knows: use one of mold, lld, "
+        "gold, or bfd (the compiler's default)"
+    )
+
+
+def test_builds_without_ninja_launch(cache_dir, monkeypatch):
+    """An install without the ninja_launch program starts ninja through Python instead."""
+    monkeypatch.setattr(_prebuilt, "ninja_launch", lambda: None)
+    mod = cpp.load_inline("jit_py_launch", cpp_sources="int two() { return 2; }\n",
+                          functions=["two"])  # fmt: skip
+    assert mod.two() == 2
