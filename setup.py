@@ -73,10 +73,10 @@ class JitPrebuilt(Extension):
         super().__init__("tvm_ffi.lib.jit", sources=[])
 
 
-def _load_prebuilt_module():
+def _load_jit_module(name: str):
     # By path: the package is not importable while it is being built.
-    path = os.path.join(ROOT, "python", "tvm_ffi", "cpp", "_prebuilt.py")
-    spec = importlib.util.spec_from_file_location("_tvm_ffi_prebuilt_for_setup", path)
+    path = os.path.join(ROOT, "python", "tvm_ffi", "cpp", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_tvm_ffi_{name}_for_setup", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -102,7 +102,8 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     """Compile the JIT's prebuilt files into ``out_dir`` (objects in ``work_dir``); returns
     the files written. The precompiled header is left out with a compiler other than GCC,
     and when TVM_FFI_PREBUILT_PCH=0 (a wheel for other machines, whose GCC would differ)."""
-    prebuilt = _load_prebuilt_module()
+    prebuilt = _load_jit_module("_prebuilt")
+    prelude = _load_jit_module("_spec").PRELUDE_INCLUDES
     launcher, compiler = _jit_compiler()
     include = os.path.join(ROOT, "include")
     decls = os.path.join(ROOT, "src", "python", "cuda_decls")
@@ -119,7 +120,7 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     pch = os.environ.get("TVM_FFI_PREBUILT_PCH", "1") != "0" and _is_gcc(compiler)
     header = os.path.join(out_dir, prebuilt.PCH_HEADER)
     with open(header, "w", encoding="utf-8") as f:
-        f.write(prebuilt.prelude_text())
+        f.write(prebuilt.prelude_text(prelude))
     if pch:  # no launcher: a compiler cache would only store it
         jobs.append([
             compiler, *prebuilt.BASE_FLAGS, f"-I{include}", "-x", "c++-header", header,

@@ -32,7 +32,10 @@ _NVCC_FATAL = re.compile(r"^nvcc fatal\s*:")
 _UNDEFINED = re.compile(
     r"undefined reference to [`'](?P<sym>[^`']+)'|undefined symbol: (?P<lld>.+)$"
 )
-_REFERENCED_FROM = re.compile(r"^(?P<source>[^:(\s]+):\(")
+# Where: GNU ld "main.cpp:(.text+0x11): ..."; gold "obj/main.o:main.cpp:function f(): error:
+# ..."; lld and mold on a later line, ">>> referenced by main.cpp:2".
+_REFERENCED_FROM = re.compile(r"^(?P<source>[^:(\s]+):\(|^[^:\s]+\.o:(?P<gold>[^:\s]+):")
+_REFERENCED_BY = re.compile(r"^>>> referenced by (?P<source>[^\s:]+)", re.MULTILINE)
 _NO_SPACE = "No space left on device"
 _CUBIN_PREFIX = "__tvm_ffi__cubin_"
 
@@ -91,10 +94,12 @@ def headline_of(step_output: str, log: str, embeds: Sequence[str] = ()) -> str |
         match = _UNDEFINED.search(line)
         if match:
             source = _REFERENCED_FROM.match(line)
+            where = source and (source.group("source") or source.group("gold"))
+            if where is None:
+                later = _REFERENCED_BY.search(step_output) or _REFERENCED_BY.search(log)
+                where = later.group("source") if later else None
             return _undefined_headline(
-                match.group("sym") or match.group("lld").strip(),
-                source.group("source") if source else None,
-                embeds,
+                match.group("sym") or match.group("lld").strip(), where, embeds
             )
     return line
 

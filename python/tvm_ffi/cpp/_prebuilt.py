@@ -20,7 +20,8 @@ the prelude headers. The package build (``setup.py``) therefore leaves in
   flags). A build uses them only when the package headers still have that digest (an
   editable checkout whose headers were edited since falls back to compiling in the cache).
 
-This module has no package-relative imports: ``setup.py`` loads it by path.
+This module (like ``_spec``, which holds the prelude) has no package-relative imports at
+module level: ``setup.py`` loads it by path.
 """
 
 from __future__ import annotations
@@ -38,23 +39,11 @@ __all__ = [
     "LAUNCHER_PARTS",
     "NINJA_LAUNCH",
     "PCH_HEADER",
-    "PRELUDE_INCLUDES",
     "STAMP",
     "headers_digest",
     "launcher_flags_fit",
     "prelude_text",
 ]
-
-#: What apache-tvm-ffi's load_inline puts before every source, so sources that include
-#: nothing still see TensorView, DLDataType ==, TVM_FFI_ICHECK, TVMFFIEnvGetStream and the
-#: export macro.
-PRELUDE_INCLUDES = (
-    "tvm/ffi/container/tensor.h",
-    "tvm/ffi/dtype.h",
-    "tvm/ffi/error.h",
-    "tvm/ffi/extra/c_env_api.h",
-    "tvm/ffi/function.h",
-)
 
 #: The flags the JIT compiles every C++ translation unit with, before the user's.
 BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden")
@@ -77,10 +66,11 @@ PCH_HEADER = "prelude.h"
 STAMP = "prebuilt.json"
 
 
-def prelude_text() -> str:
-    """The text of ``prelude.h``: the prelude's includes, in order."""
+def prelude_text(includes: tuple[str, ...]) -> str:
+    """The text of ``prelude.h``: the prelude's ``includes`` (``_spec.PRELUDE_INCLUDES``),
+    in order."""
     lines = ["// Written by the tvm_ffi package build: load_inline's prelude as one header."]
-    lines += [f"#include <{header}>" for header in PRELUDE_INCLUDES]
+    lines += [f"#include <{header}>" for header in includes]
     return "\n".join(lines) + "\n"
 
 

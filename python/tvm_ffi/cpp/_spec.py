@@ -6,8 +6,6 @@ import functools
 import os
 from collections.abc import Mapping, Sequence
 
-from ._prebuilt import PRELUDE_INCLUDES
-
 __all__ = [
     "Spec",
     "check_backend",
@@ -285,6 +283,18 @@ def function_docs(api: str, value: object) -> dict[str, str]:
             )
         docs[fname] = doc
     return docs
+
+
+#: What apache-tvm-ffi's load_inline puts before every source, so sources that include
+#: nothing still see TensorView, DLDataType ==, TVM_FFI_ICHECK, TVMFFIEnvGetStream and the
+#: export macro.
+PRELUDE_INCLUDES = (
+    "tvm/ffi/container/tensor.h",
+    "tvm/ffi/dtype.h",
+    "tvm/ffi/error.h",
+    "tvm/ffi/extra/c_env_api.h",
+    "tvm/ffi/function.h",
+)
 
 
 #: Compiler flags that include the prelude before the first line of a source: the

@@ -15,6 +15,7 @@ import pytest
 
 import tvm_ffi
 from tvm_ffi import cpp
+from tvm_ffi.cpp import _prebuilt, _toolchain
 
 np = pytest.importorskip("numpy")
 
@@ -82,8 +83,11 @@ def test_the_sources_stay_the_users_text(tmp_path):
     cpp.build_inline("verbatim", cpp_sources=ADD_ONE_CPU, build_directory=tmp_path)
     assert (tmp_path / "main.cpp").read_text() == ADD_ONE_CPU
     ninja = (tmp_path / "build.ninja").read_text()
+    # Either the five headers, or the package's prelude.h that includes them (precompiled).
+    pch = _prebuilt.pch_header(_toolchain.find_cxx())
+    prelude = pch.read_text() if pch is not None and f"-include {pch}" in ninja else ninja
     for header in ("container/tensor.h", "dtype.h", "error.h", "extra/c_env_api.h", "function.h"):
-        assert f"-include tvm/ffi/{header}" in ninja
+        assert f"-include tvm/ffi/{header}" in ninja or f"#include <tvm/ffi/{header}>" in prelude
 
 
 def _write(path: Path, text: str) -> Path:

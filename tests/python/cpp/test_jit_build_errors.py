@@ -67,9 +67,28 @@ def test_undefined_symbols_allowed_on_request():
 def test_mangled_undefined_symbol_is_demangled():
     from tvm_ffi.cpp._build import headline_of
 
-    lld = "ld.lld: error: undefined symbol: _Z1gi\n>>> referenced by main.cpp\n"
+    lld = "ld.lld: error: undefined symbol: _Z1gi\n>>> referenced by main.cpp:2\n"
     assert headline_of(lld, lld) == (
-        "undefined symbol g(int): define it, or link the library that does (extra_ldflags)"
+        "undefined symbol g(int) (referenced from main.cpp): define it, or link the library "
+        "that does (extra_ldflags)"
+    )
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "main.cpp:(.text+0xa): undefined reference to `g(int)'\n",  # GNU ld
+        "obj/main.o:main.cpp:function f(): error: undefined reference to 'g(int)'\n",  # gold
+        "mold: error: undefined symbol: g(int)\n>>> referenced by main.cpp\n"
+        ">>>               obj/main.o:(f())\n",
+    ],
+)
+def test_undefined_symbol_named_with_its_source_by_every_linker(output):
+    from tvm_ffi.cpp._build import headline_of
+
+    assert headline_of(output, output) == (
+        "undefined symbol g(int) (referenced from main.cpp): define it, or link the library "
+        "that does (extra_ldflags)"
     )
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tvm_ffi import cpp
-from tvm_ffi.cpp import _prebuilt, _toolchain
+from tvm_ffi.cpp import _prebuilt, _spec, _toolchain
 
 WRAPPER = """
 #include <tvm/ffi/extra/cuda/cubin_launcher.h>
@@ -74,7 +74,8 @@ def test_the_installed_package_has_current_prebuilt_files():
     assert found is not None, "tvm_ffi/lib/jit/prebuilt.json is missing or for other headers"
     folder, stamp = found
     assert (folder / _prebuilt.LAUNCHER_OBJECT).is_file()
-    assert (folder / _prebuilt.PCH_HEADER).read_text() == _prebuilt.prelude_text()
+    prelude = _prebuilt.prelude_text(_spec.PRELUDE_INCLUDES)
+    assert (folder / _prebuilt.PCH_HEADER).read_text() == prelude
     assert stamp["flags"] == list(_prebuilt.BASE_FLAGS)
     if _is_gcc():  # built by the compiler the JIT uses here: its precompiled prelude fits
         assert _prebuilt.pch_header(_toolchain.find_cxx()) == folder / _prebuilt.PCH_HEADER
@@ -242,3 +243,12 @@ def test_builds_without_ninja_launch(cache_dir, monkeypatch):
     mod = cpp.load_inline("jit_py_launch", cpp_sources="int two() { return 2; }\n",
                           functions=["two"])  # fmt: skip
     assert mod.two() == 2
+
+
+def test_linker_options_of_the_user_keep_the_default_linker(cache_dir, monkeypatch):
+    """-Wl options are written for the compiler's default linker (gold has no -z undefs)."""
+    monkeypatch.delenv("TVM_FFI_LINKER", raising=False)
+    cpp.build_inline("jit_ld", cpp_sources="int one() { return 1; }\n", functions=["one"],
+                     extra_ldflags=["-Wl,-z,undefs"])  # fmt: skip
+    (entry,) = entries(cache_dir, "jit_ld")
+    assert "-fuse-ld" not in ninja_value(entry, "ldflags")
