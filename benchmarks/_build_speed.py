@@ -165,6 +165,7 @@ def collect(args, cubin_dir: Path, cubin_error: str | None, ref_dir, ref_desc: s
         except Exception as exc:
             rows[key] = _common.na_row(label, _common.error_reason(exc))
 
+    baseline = getattr(args, "baseline_path", None)
     impls = [("ours", None)]
     if ref_dir is not None:
         impls.append(("ref", ref_dir))

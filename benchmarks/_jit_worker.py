@@ -67,6 +67,11 @@ def time_reembed(impl: str, cubin_dir: str, count: int, kind: str = "cuda_source
     cpp = _ref.import_cpp()
     kwargs, _ = case_kwargs("wrapper", cubin_dir)
     kwargs[kind] = kwargs.pop("cuda_sources")
+    if kind == "cpp_sources":  # as a C++ user would write it for either: the CUDA paths given
+        cuda = Path(_common.nvcc_path() or "/usr/local/cuda/bin/nvcc").resolve().parent.parent
+        lib = next((cuda / d for d in ("lib64", "lib") if (cuda / d).is_dir()), cuda / "lib64")
+        kwargs["extra_include_paths"] = [str(cuda / "include")]
+        kwargs["extra_ldflags"] = [f"-L{lib}", "-lcudart"]
     cpu0 = children_cpu()
     t0 = time.perf_counter()
     cpp.load_inline("bench_reembed", **kwargs)
