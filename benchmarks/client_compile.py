@@ -57,9 +57,13 @@ _DEVICE_STEPS = ("cicc", "ptxas", "fatbinary", "nvlink")
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = common.base_parser("client_compile", __doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=None, help="pairs per TU (default 5; 2 --quick)")
+    parser.add_argument(
+        "--reps", type=int, default=None, help="pairs per TU (default 5; 2 --quick)"
+    )
     parser.add_argument("--client-wheels", default=os.environ.get("TVM_FFI_CLIENT_WHEELS"))
-    parser.add_argument("--modules", default=",".join(MODULES), help="client cases, comma-separated")
+    parser.add_argument(
+        "--modules", default=",".join(MODULES), help="client cases, comma-separated"
+    )
     parser.add_argument("--host-only", action="store_true", help="skip the whole-command timing")
     parser.add_argument("--capture", nargs=2, default=None, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -148,11 +152,17 @@ def host_steps(command: str, cwd: str, keep: str, env: dict) -> str:
     kept = f"{command} --keep --keep-dir {shlex.quote(keep)}"
     os.makedirs(keep, exist_ok=True)
     timed(kept, cwd, env)
-    dry = subprocess.run(["bash", "-c", kept + " -dryrun"], cwd=cwd, env=env, capture_output=True, text=True)
+    dry = subprocess.run(
+        ["bash", "-c", kept + " -dryrun"], cwd=cwd, env=env, capture_output=True, text=True
+    )
     steps = []
     for line in dry.stderr.splitlines():
         step = line.removeprefix("#$ ").strip()
-        if not line.startswith("#$ ") or "=" in step.split(" ")[0] or step.startswith(("rm ", "--")):
+        if (
+            not line.startswith("#$ ")
+            or "=" in step.split(" ")[0]
+            or step.startswith(("rm ", "--"))
+        ):
             continue
         device_pp = " -E " in step and "-D__CUDA_ARCH__=" in step
         if not (device_pp or any(tool in step.split(" ")[0] for tool in _DEVICE_STEPS)):
@@ -204,14 +214,15 @@ def make_report(args: argparse.Namespace, raw: dict, mode: str, env: dict) -> di
                 cells.append([row["label"], *["-"] * 6, common.note_cell(row)])
                 continue
             o, a = row["ours"], row["apache"]
-            cells.append(
-                [row["label"], common.fmt_num(o["wall"]), common.fmt_num(a["wall"])]
-                + [f"{o['wall'] / a['wall']:.3f}", common.fmt_num(o["cpu"]), common.fmt_num(a["cpu"])]
-                + [f"{o['cpu'] / a['cpu']:.3f}", ""]
-            )
+            fmt = common.fmt_num
+            wall, cpu = f"{o['wall'] / a['wall']:.3f}", f"{o['cpu'] / a['cpu']:.3f}"
+            cells.append([row["label"], fmt(o["wall"]), fmt(a["wall"]), wall, fmt(o["cpu"])])
+            cells[-1] += [fmt(a["cpu"]), cpu, ""]
         if cells:
             notes = [f"medians of {args.reps} interleaved pairs; ratio = ours / apache"]
-            sections.append({"title": f"{kind} (s)", "headers": HEADERS, "cells": cells, "notes": notes})
+            sections.append(
+                {"title": f"{kind} (s)", "headers": HEADERS, "cells": cells, "notes": notes}
+            )
     return common.report("client_compile", mode, env, raw, sections, [raw.get("ref", "")])
 
 
@@ -242,13 +253,26 @@ def main(argv=None) -> None:
                     label = tu_label(name, item["command"])
                     print(f"[{kind}] {label}", file=sys.stderr, flush=True)
                     try:
-                        row = measure_tu(item["command"], item["cwd"], ours, apache, args.reps, kind == "host pass")
-                        rows.append({"label": label, "status": "ok", "command": item["command"], **row})
+                        row = measure_tu(
+                            item["command"],
+                            item["cwd"],
+                            ours,
+                            apache,
+                            args.reps,
+                            kind == "host pass",
+                        )
+                        rows.append(
+                            {"label": label, "status": "ok", "command": item["command"], **row}
+                        )
                     except Exception as exc:
-                        row = common.na_row(label, common.error_reason(exc), command=item["command"])
+                        row = common.na_row(
+                            label, common.error_reason(exc), command=item["command"]
+                        )
                         rows.append({**row, "label": label})
     mode = "quick" if args.quick else "default"
-    common.finish(make_report(args, raw, mode, common.environment(common.gpu_description())), args.json)
+    common.finish(
+        make_report(args, raw, mode, common.environment(common.gpu_description())), args.json
+    )
 
 
 if __name__ == "__main__":
