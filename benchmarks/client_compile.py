@@ -167,6 +167,8 @@ def host_steps(command: str, cwd: str, keep: str, env: dict) -> str:
         device_pp = " -E " in step and "-D__CUDA_ARCH__=" in step
         if not (device_pp or any(tool in step.split(" ")[0] for tool in _DEVICE_STEPS)):
             steps.append(step)
+    if not any(" -c " in step for step in steps):  # never time an empty script as a pass
+        raise RuntimeError(f"no host compile step in nvcc -dryrun of: {command}")
     return "set -e\n" + "\n".join(steps)
 
 
