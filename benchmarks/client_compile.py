@@ -110,8 +110,10 @@ def capture(out_dir: str, name: str) -> None:
     print(MARK + json.dumps(found), flush=True)
 
 
-def capture_all(names: list[str], work: Path, wheels: str | None) -> dict:
-    """{module: [{"cwd", "command"}] or "reason"} from one child per module."""
+def capture_all(names: list[str], work: Path, wheels: str | None) -> tuple[dict, dict]:
+    """({module: [{"cwd", "command"}] or "reason"}, the environment to compile in: the
+    suite's child environment, whose CPATH adds pip's cuBLAS/cuRAND headers where the
+    toolkit lacks them) from one child per module."""
     sys.path.insert(0, str(CLIENTS_DIR))
     import client_env
 
@@ -120,7 +122,7 @@ def capture_all(names: list[str], work: Path, wheels: str | None) -> dict:
     try:
         env = client_env.child_env(client_env.install_clients(), work)
     except Exception as exc:
-        return {n: f"clients not installed: {common.error_reason(exc)}" for n in names}
+        return {n: f"clients not installed: {common.error_reason(exc)}" for n in names}, {}
     out = {}
     for name in names:
         argv = [sys.executable, __file__, "--capture", str(work / name), name]
@@ -128,7 +130,7 @@ def capture_all(names: list[str], work: Path, wheels: str | None) -> dict:
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
         found = json.loads(lines[-1][len(MARK) :]) if lines else []
         out[name] = found or f"no compile line captured: {_ref.failure_reason(proc.stderr)}"
-    return out
+    return out, env
 
 
 # ----------------------------------------------------------------------------- timing
@@ -177,7 +179,9 @@ def stats(pairs: list) -> dict:
     return {"wall": statistics.median(wall), "cpu": statistics.median(cpu), "samples": pairs}
 
 
-def measure_tu(command: str, cwd: str, ours: list[str], apache: str, reps: int, host: bool) -> dict:
+def measure_tu(
+    command: str, cwd: str, ours: list[str], apache: str, reps: int, host: bool, base: dict
+) -> dict:
     """Interleaved pairs of one TU: {"ours": stats, "apache": stats}."""
     variants = {"ours": command, "apache": command}
     for inc in sorted(ours, key=len, reverse=True):
@@ -185,7 +189,7 @@ def measure_tu(command: str, cwd: str, ours: list[str], apache: str, reps: int, 
     if variants["apache"] == command:
         raise RuntimeError(f"the command names none of our include dirs {ours}")
     nvcc_bin = os.path.dirname(shlex.split(command)[0])
-    env = dict(os.environ, PATH=os.pathsep.join(p for p in (nvcc_bin, os.environ["PATH"]) if p))
+    env = dict(base, PATH=os.pathsep.join(p for p in (nvcc_bin, base.get("PATH")) if p))
     with tempfile.TemporaryDirectory(prefix="client-compile-") as tmp:
         if host:
             variants = {k: host_steps(v, cwd, f"{tmp}/{k}", env) for k, v in variants.items()}
@@ -242,7 +246,7 @@ def main(argv=None) -> None:
     kinds = ["host pass"] + ([] if args.host_only else ["whole command"])
     raw: dict = {"ref": f"reference: {ref_note}", "ours_include": ours, "apache_include": apache}
     with tempfile.TemporaryDirectory(prefix="client-compile-work-") as work:
-        commands = capture_all(names, Path(work), args.client_wheels)
+        commands, env = capture_all(names, Path(work), args.client_wheels)
         for kind in kinds:
             rows = raw.setdefault(kind, [])
             for name in names:
@@ -262,6 +266,7 @@ def main(argv=None) -> None:
                             apache,
                             args.reps,
                             kind == "host pass",
+                            env,
                         )
                         rows.append(
                             {"label": label, "status": "ok", "command": item["command"], **row}
