@@ -9,6 +9,7 @@ import collections
 import contextlib
 import importlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "benchmarks"
-SCRIPTS = ("call_overhead", "launch_overhead", "build_time", "load_time")
+SCRIPTS = ("call_overhead", "launch_overhead", "build_time", "load_time", "client_compile")
 FAKE_ENV = {"gpu": "Fake GPU (sm_90)", "cuda_arch_list_env": None}
 
 
@@ -825,3 +826,51 @@ def test_header_cost_refuses_an_include_dir_without_the_headers(tmp_path):
     )
     assert proc.returncode == 1
     assert proc.stderr == f"--include {tmp_path}: no tvm/ffi/function.h there\n"
+
+
+# ----------------------------------------------------------------------------- client_compile.py
+
+
+def test_client_compile_report(bench):
+    """Ratios are ours / apache of the medians; a TU that failed keeps its reason."""
+    mod = bench["client_compile"]
+    args = mod.parse_args(["--reps", "3"])
+    pair = {"ours": {"wall": 2.0, "cpu": 1.5}, "apache": {"wall": 4.0, "cpu": 2.0}}
+    failed = {
+        **bench["_common"].na_row("fi.norm: norm.cu", "RuntimeError: x"),
+        "label": "fi.norm: norm.cu",
+    }
+    raw = {"host pass": [{"label": "fi.act: a.cu", "status": "ok", **pair}, failed], "ref": "r"}
+    report = mod.make_report(args, raw, "quick", FAKE_ENV)
+    (section,) = report["sections"]
+    assert section["title"] == "host pass (s)"
+    assert section["cells"][0] == [
+        "fi.act: a.cu",
+        "2.000",
+        "4.000",
+        "0.500",
+        "1.500",
+        "2.000",
+        "0.750",
+        "",
+    ]
+    assert section["cells"][1][-1] == "n/a (RuntimeError: x)"
+    assert section["notes"] == ["medians of 3 interleaved pairs; ratio = ours / apache"]
+
+
+def test_client_compile_without_wheels_or_reference(tmp_path):
+    """No client wheels and no apache-tvm-ffi: every module is an n/a row naming why, exit 0."""
+    env = dict(os.environ, TVM_FFI_CLIENTS_DIR=str(tmp_path / "clients"), PIP_NO_INDEX="1")
+    out = tmp_path / "cc.json"
+    argv = [sys.executable, str(BENCH / "client_compile.py"), "--quick", "--host-only"]
+    argv += ["--client-wheels", str(tmp_path / "no-wheels"), "--ref-path", str(tmp_path)]
+    argv += ["--modules", "flashinfer.activation", "--json", str(out)]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(out.read_text())["raw"]["host pass"]
+    assert row["status"] == "n/a"
+    assert row["reason"].startswith("clients not installed: RuntimeError: installing ")
+    assert (
+        f"--ref-path {tmp_path} has no tvm_ffi/__init__.py"
+        in json.loads(out.read_text())["notes"][0]
+    )
