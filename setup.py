@@ -150,6 +150,7 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
         os.unlink(f"{header}.gch")  # another build's: never beside a header it was not made for
     st = os.stat(compiler)
     stamp = {
+        "linker": _working_linker(prebuilt.LINKERS, compiler, obj, work_dir),
         "headers": prebuilt.headers_digest(include),
         "compiler": os.path.realpath(compiler),
         "compiler_stamp": [st.st_size, st.st_mtime_ns],
@@ -160,6 +161,21 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(stamp, f, indent=1, sort_keys=True)
     return [*written, path]
+
+
+def _working_linker(linkers, compiler: str, obj: str, work_dir: str) -> str | None:
+    """The first of ``linkers`` on PATH that links ``obj`` (C++ with libstdc++) into a
+    shared library with ``compiler``: the JIT's links then use it."""
+    for name, binary in linkers:
+        if shutil.which(binary) is None:
+            continue
+        probe = [
+            compiler, "-shared", f"-fuse-ld={name}", "-Wl,-z,defs", obj, "-ldl", "-pthread",
+            "-o", os.path.join(work_dir, f"probe_{name}.so"),
+        ]  # fmt: skip
+        if _run_quiet(probe).returncode == 0:
+            return name
+    return None
 
 
 def _run_quiet(cmd: list[str]) -> subprocess.CompletedProcess:

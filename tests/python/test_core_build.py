@@ -336,6 +336,28 @@ def test_build_jit_prebuilt(tmp_path, monkeypatch, pch):
     assert stamp["headers"] == _prebuilt.headers_digest(REPO / "include")
     assert stamp["pch"] is with_pch
     assert stamp["flags"] == list(_prebuilt.BASE_FLAGS)
+    # The linker recorded is one that linked the launcher object with this compiler.
+    names = [name for name, _ in _prebuilt.LINKERS]
+    assert stamp["linker"] is None or stamp["linker"] in names
+    if stamp["linker"] is not None:
+        cmd = [setup_module._jit_compiler()[1], "-shared", f"-fuse-ld={stamp['linker']}",
+               str(out / "cuda_launcher.o"), "-ldl", "-pthread", "-o", str(tmp_path / "x.so")]
+        assert subprocess.run(cmd, capture_output=True, check=False).returncode == 0
+
+
+def test_a_linker_that_fails_is_not_recorded(tmp_path):
+    """A linker the compiler cannot use (here one it does not know) is passed over."""
+    setup_module = _setup_module()
+    _cxx()
+    compiler = setup_module._jit_compiler()[1]
+    (tmp_path / "x.cc").write_text("int x() { return 1; }\n")
+    obj = tmp_path / "x.o"
+    subprocess.run([compiler, "-fPIC", "-c", str(tmp_path / "x.cc"), "-o", str(obj)], check=True)
+    fake = (("nosuch", "sh"),)  # a binary that exists; -fuse-ld=nosuch fails
+    assert setup_module._working_linker(fake, compiler, str(obj), str(tmp_path)) is None
+    real = (*fake, ("gold", "ld.gold"))
+    expected = "gold" if shutil.which("ld.gold") else None
+    assert setup_module._working_linker(real, compiler, str(obj), str(tmp_path)) == expected
 
 
 def test_ninja_launch_runs_the_tool_in_the_directory_given(tmp_path):

@@ -138,7 +138,7 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
     # The faster linker only where no linker option of the user's is passed on: those are
     # written for the compiler's default (gold has no -z undefs, for one).
     mine = not any(flag.startswith(("-Wl,", "-Xlinker", "-fuse-ld")) for flag in spec.ldflags)
-    linker = _toolchain.find_linker(_toolchain.tool_identity(Path(cxx), root)) if mine else None
+    linker = _toolchain.find_linker(cxx) if mine else None
     if linker is not None:
         ldflags.insert(0, f"-fuse-ld={linker[0]}")
         tools.append(("linker", linker[1]))

@@ -17,7 +17,10 @@ the prelude headers. The package build (``setup.py``) therefore leaves in
 - ``ninja_launch``: starts ninja for a build (see ``src/jit/ninja_launch.c``), in place of
   a Python interpreter that would cost about 15 ms more per build step.
 - ``prebuilt.json``: what they were built from (the headers' digest, the compiler, the
-  flags). A build uses them only when the package headers still have that digest (an
+  flags), and the fastest linker (``LINKERS``) with which that compiler linked
+  ``cuda_launcher.o`` into a library: a linker on ``PATH`` may still fail with a given
+  compiler (gold cannot read some GCC installs' ``libstdc++.so``), so it is tried once,
+  there, rather than by every user's first build. A build uses them only when the package headers still have that digest (an
   editable checkout whose headers were edited since falls back to compiling in the cache).
 
 This module (like ``_spec``, which holds the prelude) has no package-relative imports at
@@ -37,6 +40,7 @@ __all__ = [
     "LAUNCHER_DEFINE",
     "LAUNCHER_OBJECT",
     "LAUNCHER_PARTS",
+    "LINKERS",
     "NINJA_LAUNCH",
     "PCH_HEADER",
     "STAMP",
@@ -60,6 +64,8 @@ LAUNCHER_PARTS = {
 
 #: Under the package: ``tvm_ffi/lib/jit/``.
 FOLDER = ("lib", "jit")
+#: Linkers faster than GNU ld, fastest first: (the compiler's -fuse-ld= name, its binary).
+LINKERS = (("mold", "mold"), ("lld", "ld.lld"), ("gold", "ld.gold"))
 LAUNCHER_OBJECT = "cuda_launcher.o"
 NINJA_LAUNCH = "ninja_launch"
 PCH_HEADER = "prelude.h"
@@ -153,20 +159,38 @@ def _find_current() -> tuple[Path, dict] | None:
     return folder, stamp
 
 
-def pch_header(compiler: str | os.PathLike[str]) -> Path | None:
-    """``prelude.h`` when its precompiled form was built by ``compiler`` (the same file:
-    path, size and modification time) with the package's current headers, else None."""
+def _built_by(compiler: str | os.PathLike[str]) -> tuple[Path, dict] | None:
+    """``current()`` when ``compiler`` is the one that built it (the same file: path, size
+    and modification time), else None."""
     found = current()
-    if found is None or not found[1].get("pch"):
+    if found is None:
         return None
-    folder, stamp = found
     real = os.path.realpath(compiler)
     try:
         st = os.stat(real)
     except OSError:
         return None
+    stamp = found[1]
     if stamp.get("compiler") != real or stamp.get("compiler_stamp") != [st.st_size, st.st_mtime_ns]:
         return None
+    return found
+
+
+def linker(compiler: str | os.PathLike[str]) -> str | None:
+    """The ``-fuse-ld=`` name of the linker the package build linked with ``compiler``,
+    or None (GNU ld: none faster worked, or another compiler)."""
+    found = _built_by(compiler)
+    name = found[1].get("linker") if found is not None else None
+    return name if name in dict(LINKERS) else None
+
+
+def pch_header(compiler: str | os.PathLike[str]) -> Path | None:
+    """``prelude.h`` when its precompiled form was built by ``compiler`` with the
+    package's current headers, else None."""
+    found = _built_by(compiler)
+    if found is None or not found[1].get("pch"):
+        return None
+    folder = found[0]
     header = folder / PCH_HEADER
     return header if (folder / (PCH_HEADER + ".gch")).is_file() else None
 

@@ -140,55 +140,40 @@ def find_launcher() -> list[str]:
 
 
 _LINKER_ENV = "TVM_FFI_LINKER"
-# Fastest first: (the compiler's -fuse-ld= name, the binary the compiler runs for it).
-_LINKERS = (("mold", "mold"), ("lld", "ld.lld"), ("gold", "ld.gold"))
 
 
 @functools.cache
-def _find_linker(env_linker: str | None, search_path: str | None) -> tuple[str, str] | None:
-    names = [name for name, _ in _LINKERS]
-    if env_linker is not None:
-        wanted = env_linker.strip()
-        if wanted in ("", "bfd", "default"):
-            return None
-        if wanted not in names:
-            raise RuntimeError(
-                f"{_LINKER_ENV}={env_linker!r} is not a linker this package knows: use one of "
-                f"{', '.join(names)}, or bfd (the compiler's default)"
-            )
-        binary = dict(_LINKERS)[wanted]
-        found = shutil.which(binary, path=search_path)
-        if not found:
-            raise RuntimeError(f"{_LINKER_ENV}={env_linker!r}: {binary} not found on PATH")
-        return wanted, found
-    for name, binary in _LINKERS:
-        found = shutil.which(binary, path=search_path)
-        if found:
-            return name, found
-    return None
+def _chosen_linker(env_linker: str, search_path: str | None) -> tuple[str, str] | None:
+    from ._prebuilt import LINKERS
+
+    wanted = env_linker.strip()
+    if wanted in ("", "bfd", "default"):
+        return None
+    binaries = dict(LINKERS)
+    if wanted not in binaries:
+        raise RuntimeError(
+            f"{_LINKER_ENV}={env_linker!r} is not a linker this package knows: use one of "
+            f"{', '.join(binaries)}, or bfd (the compiler's default)"
+        )
+    found = shutil.which(binaries[wanted], path=search_path)
+    if not found:
+        raise RuntimeError(f"{_LINKER_ENV}={env_linker!r}: {binaries[wanted]} not found on PATH")
+    return wanted, found
 
 
-def find_linker(compiler_identity: str) -> tuple[str, str] | None:
+def find_linker(cxx: str | os.PathLike[str]) -> tuple[str, str] | None:
     """``(name, path)`` of the linker for ``-fuse-ld=<name>``, or None for the compiler's
     default (GNU ld). ``TVM_FFI_LINKER`` (mold, lld, gold, bfd) decides; else the fastest
-    on ``PATH``: a small module links about twice as fast with gold as with GNU ld, and
-    mold and lld are faster still. mold is skipped for a GCC older than 12 (the first to
-    take ``-fuse-ld=mold``); ``compiler_identity`` is :func:`tool_identity`'s text."""
+    one the package build linked with when ``cxx`` built it (a small module links about
+    twice as fast with gold as with GNU ld; mold and lld are faster still)."""
     env = os.environ
-    chosen = _find_linker(env.get(_LINKER_ENV), env.get("PATH"))
-    if chosen is None or chosen[0] != "mold" or _LINKER_ENV in env:
-        return chosen
-    import re
+    if _LINKER_ENV in env:
+        return _chosen_linker(env[_LINKER_ENV], env.get("PATH"))
+    from ._prebuilt import LINKERS, linker
 
-    # GCC's --version: "g++ (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0 ... Free Software Foundation".
-    version = re.search(r"\) (\d+)\.\d+", compiler_identity)
-    if "Free Software Foundation" in compiler_identity and version and int(version[1]) < 12:
-        for name, binary in _LINKERS[1:]:
-            found = shutil.which(binary, path=env.get("PATH"))
-            if found:
-                return name, found
-        return None
-    return chosen
+    name = linker(cxx)
+    found = shutil.which(dict(LINKERS)[name], path=env.get("PATH")) if name else None
+    return (name, found) if name and found else None
 
 
 def launcher_handles_nvcc(launcher: list[str]) -> bool:

@@ -215,16 +215,27 @@ def test_linker_choice(cache_dir, monkeypatch, choice):
         assert ldflags.startswith(f"-fuse-ld={choice} ")
 
 
-def test_linker_by_default_is_the_fastest_on_path(cache_dir, monkeypatch):
+def test_default_linker_is_the_one_the_package_build_linked_with(cache_dir, monkeypatch):
     monkeypatch.delenv("TVM_FFI_LINKER", raising=False)
     cpp.build_inline("jit_ld", cpp_sources="int one() { return 1; }\n", functions=["one"])
     (entry,) = entries(cache_dir, "jit_ld")
-    found = [name for name, binary in _toolchain._LINKERS if shutil.which(binary)]
+    name = _prebuilt.linker(_toolchain.find_cxx())
     ldflags = ninja_value(entry, "ldflags")
-    if found and not (found[0] == "mold" and "-fuse-ld=mold" not in ldflags):
-        assert ldflags.startswith(f"-fuse-ld={found[0]} ")
-    elif not found:
+    if name is None:
         assert "-fuse-ld" not in ldflags
+    else:
+        assert ldflags.startswith(f"-fuse-ld={name} ")
+
+
+def test_another_compiler_links_with_its_default(cache_dir, install_cxx, monkeypatch):
+    """The linker was tried with the compiler that built the package; another compiler
+    (here a script in front of it) keeps its own default."""
+    monkeypatch.delenv("TVM_FFI_LINKER", raising=False)
+    install_cxx("c++", f'#!/bin/sh\nexec {_toolchain.find_cxx()} "$@"\n')
+    mod = cpp.load_inline("jit_ld", cpp_sources="int one() { return 1; }\n", functions=["one"])
+    assert mod.one() == 1
+    (entry,) = entries(cache_dir, "jit_ld")
+    assert "-fuse-ld" not in ninja_value(entry, "ldflags")
 
 
 def test_unknown_linker_is_an_error(cache_dir, monkeypatch):
