@@ -213,6 +213,10 @@ def collect(args, cubin_dir: Path, cubin_error: str | None, ref_dir, ref_desc: s
             many["par"] = res["parallel_s"]
             return [res["sequential_s"]]
 
+        if getattr(args, "no_many", False):
+            for key in ("many_seq", "many_par"):
+                rows[f"{impl}_{key}"] = _common.na_row(key, "left out (--no-many)")
+            continue
         guard(f"{impl}_many_seq", "many sequential", many_seq)
         if many.get("par") is not None:
             rows[f"{impl}_many_par"] = _common.ok_row("many", [many["par"]])

@@ -49,6 +49,9 @@ def parse_args(argv=None):
     parser.add_argument(
         "--only-speed", action="store_true", help="only the JIT build-speed table (issue 11)"
     )
+    parser.add_argument(
+        "--no-many", action="store_true", help="leave out the rows of 32 small modules"
+    )
     return parser.parse_args(argv)
 
 
