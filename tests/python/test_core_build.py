@@ -340,8 +340,16 @@ def test_build_jit_prebuilt(tmp_path, monkeypatch, pch):
     names = [name for name, _ in _prebuilt.LINKERS]
     assert stamp["linker"] is None or stamp["linker"] in names
     if stamp["linker"] is not None:
-        cmd = [setup_module._jit_compiler()[1], "-shared", f"-fuse-ld={stamp['linker']}",
-               str(out / "cuda_launcher.o"), "-ldl", "-pthread", "-o", str(tmp_path / "x.so")]
+        cmd = [
+            setup_module._jit_compiler()[1],
+            "-shared",
+            f"-fuse-ld={stamp['linker']}",
+            str(out / "cuda_launcher.o"),
+            "-ldl",
+            "-pthread",
+            "-o",
+            str(tmp_path / "x.so"),
+        ]
         assert subprocess.run(cmd, capture_output=True, check=False).returncode == 0
 
 

@@ -20,8 +20,11 @@ the prelude headers. The package build (``setup.py``) therefore leaves in
   flags), and the fastest linker (``LINKERS``) with which that compiler linked
   ``cuda_launcher.o`` into a library: a linker on ``PATH`` may still fail with a given
   compiler (gold cannot read some GCC installs' ``libstdc++.so``), so it is tried once,
-  there, rather than by every user's first build. A build uses them only when the package headers still have that digest (an
-  editable checkout whose headers were edited since falls back to compiling in the cache).
+  there, rather than by every user's first build.
+
+A build uses them only when the package headers still have that digest (an editable
+checkout whose headers were edited since falls back to compiling in the cache), and the
+precompiled header and the linker only with the compiler that built them.
 
 This module (like ``_spec``, which holds the prelude) has no package-relative imports at
 module level: ``setup.py`` loads it by path.
@@ -44,9 +47,14 @@ __all__ = [
     "NINJA_LAUNCH",
     "PCH_HEADER",
     "STAMP",
+    "current",
     "headers_digest",
     "launcher_flags_fit",
+    "linker",
+    "ninja_launch",
+    "pch_header",
     "prelude_text",
+    "read_stamp",
 ]
 
 #: The flags the JIT compiles every C++ translation unit with, before the user's.
