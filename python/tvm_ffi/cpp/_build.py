@@ -170,7 +170,8 @@ def _tool_env() -> dict[str, str]:
 
 
 # Starts ninja for run_ninja where the package has no ninja_launch program (src/jit/, the
-# same steps): `python -I -S -c _LAUNCH <builder pid> <dir fd> ninja ...`. PR_SET_PDEATHSIG makes the kernel send ninja SIGTERM when the builder dies, even by
+# same steps): `python -I -S -c _LAUNCH <builder pid> <dir fd> ninja ...`. PR_SET_PDEATHSIG
+# makes the kernel send ninja SIGTERM when the builder dies, even by
 # SIGKILL, and ninja answers SIGTERM by stopping every step it runs. fchdir() on the
 # descriptor the builder checked: ninja works in that directory, whatever its path
 # names by now.
@@ -257,7 +258,6 @@ def run_ninja(
         args += ["-j", str(jobs)]
     shown = " ".join([str(ninja), "-C", str(build_dir), *args])
     from ._env import python_executable
-
     from ._prebuilt import ninja_launch
 
     # The package's small program, else the same steps in a Python interpreter (slower).

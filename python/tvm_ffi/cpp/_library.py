@@ -19,7 +19,17 @@ from pathlib import Path
 
 from .. import _log
 from . import (
-    _arch, _build, _cache, _cuda, _env, _hits, _images, _ninja, _prebuilt, _route, _toolchain
+    _arch,
+    _build,
+    _cache,
+    _cuda,
+    _env,
+    _hits,
+    _images,
+    _ninja,
+    _prebuilt,
+    _route,
+    _toolchain,
 )
 from ._private_dir import open_private_dir
 from ._spec import PRELUDE_FLAGS, Spec
