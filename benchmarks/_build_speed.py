@@ -203,9 +203,10 @@ def collect(args, cubin_dir: Path, cubin_error: str | None, ref_dir, ref_desc: s
         def many_seq(impl=impl, rdir=rdir, many=many):
             caches = [tempfile.mkdtemp(prefix="tvm_ffi_bench_many_") for _ in range(2)]
             try:
+                argv = ["--mode", "many", "--count", str(args.many), "--caches", *caches]
                 res = _ref.run_worker(
-                    "_jit_worker.py", ["--mode", "many", "--count", str(MANY), "--caches", *caches],
-                    impl=impl, ref_dir=rdir, extra_env=arch_env(args.arch_used),
+                    "_jit_worker.py", argv, impl=impl, ref_dir=rdir,
+                    extra_env=arch_env(args.arch_used),
                 )  # fmt: skip
             finally:
                 for cache in caches:
@@ -213,9 +214,9 @@ def collect(args, cubin_dir: Path, cubin_error: str | None, ref_dir, ref_desc: s
             many["par"] = res["parallel_s"]
             return [res["sequential_s"]]
 
-        if getattr(args, "no_many", False):
+        if args.many <= 0:
             for key in ("many_seq", "many_par"):
-                rows[f"{impl}_{key}"] = _common.na_row(key, "left out (--no-many)")
+                rows[f"{impl}_{key}"] = _common.na_row(key, "left out (--many 0)")
             continue
         guard(f"{impl}_many_seq", "many sequential", many_seq)
         if many.get("par") is not None:
@@ -264,6 +265,7 @@ def _cell(row: dict | None, scale: float = 1.0, unit: str = "s", ratio_to: dict 
 def section(rows: dict, params: dict, arch: str) -> dict:
     """The table: one line per measure, this project beside apache-tvm-ffi."""
     nvcc = rows.get("nvcc_c")
+    many = params.get("many", MANY)  # results saved before --many existed
     cells = [
         ["plain `nvcc -c` of the wrapper", _cell(nvcc), _cell(nvcc), "the yardstick"],
         ["plain `c++ -c` of the wrapper", _cell(rows.get("cxx_c")), "-",
@@ -288,9 +290,9 @@ def section(rows: dict, params: dict, arch: str) -> dict:
          _cell(rows.get("ours_hit"), 1e3, "ms", rows.get("base_hit"), "before"),
          _cell(rows.get("ref_hit"), 1e3, "ms"),
          f"before: {_cell(rows.get('base_hit'), 1e3, 'ms')}"],
-        [f"{MANY} small modules, one `load_inline_many`", _cell(rows.get("ours_many_par")),
+        [f"{many} small modules, one `load_inline_many`", _cell(rows.get("ours_many_par")),
          _cell(rows.get("ref_many_par")), "empty cache"],
-        [f"{MANY} small modules, {MANY} `load_inline` in turn", _cell(rows.get("ours_many_seq")),
+        [f"{many} small modules, {many} `load_inline` in turn", _cell(rows.get("ours_many_seq")),
          _cell(rows.get("ref_many_seq")), "empty cache"],
     ]  # fmt: skip
     return {

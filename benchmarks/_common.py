@@ -16,6 +16,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -307,6 +308,32 @@ def finish(report: dict, json_path: str | Path) -> None:
     written = write_json(json_path, report)
     print(f"[json] {written}", file=sys.stderr, flush=True)
     print(render_report(report), flush=True)
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main(
+    argv: Sequence[str] | None,
+    parse_args: Callable[[Sequence[str] | None], argparse.Namespace],
+    collect: Callable[[argparse.Namespace, Path], dict],
+    make_report: Callable[[dict, str, dict], dict],
+    worker: Callable[[argparse.Namespace], object] | None = None,
+) -> None:
+    """Every script's entry point. With ``--worker`` the process is one of the script's own
+    children (the apache-tvm-ffi side, a capture) and runs ``worker``; else ``collect`` measures
+    in a temporary directory, removed afterwards, and the report is written and printed."""
+    args = parse_args(argv)
+    if args.worker and worker is not None:
+        worker(args)
+        return
+    workdir = Path(tempfile.mkdtemp(prefix="tvm_ffi_bench_"))
+    try:
+        raw = collect(args, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    env = environment(gpu_description())
+    finish(make_report(raw, "quick" if args.quick else "full", env), args.json)
 
 
 # ----------------------------------------------------------------------------- arguments

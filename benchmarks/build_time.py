@@ -14,9 +14,7 @@ Run: python benchmarks/build_time.py [--quick] [--json PATH] [--ref-wheel W | --
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,7 +48,10 @@ def parse_args(argv=None):
         "--only-speed", action="store_true", help="only the JIT build-speed table (issue 11)"
     )
     parser.add_argument(
-        "--no-many", action="store_true", help="leave out the rows of 32 small modules"
+        "--many",
+        type=int,
+        default=_build_speed.MANY,
+        help="small modules in the load_inline_many rows (default: %(default)s; 0 leaves them out)",
     )
     return parser.parse_args(argv)
 
@@ -88,7 +89,11 @@ def collect(args, workdir: Path) -> dict:
 
     args.arch_used = arch
     raw["speed"] = _build_speed.collect(args, cubin_dir, cubin_error, ref_dir, ref_desc)
-    raw["speed_params"] = {"reps": 1 if args.quick else 3, "fresh": 3 if args.quick else 10}
+    raw["speed_params"] = {
+        "reps": 1 if args.quick else 3,
+        "fresh": 3 if args.quick else 10,
+        "many": args.many,
+    }
     jit_kw = {k: p[k] for k in ("cold_reps", "fresh_reps", "warm_repeats")}
     for impl in () if args.only_speed else ("ours", "ref"):
         for case, _ in CASES:
@@ -184,14 +189,7 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
 
 
 def main(argv=None) -> None:
-    args = parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="tvm_ffi_bench_build_"))
-    try:
-        raw = collect(args, workdir)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    env = _common.environment(_common.gpu_description())
-    _common.finish(make_report(raw, "quick" if args.quick else "full", env), args.json)
+    _common.main(argv, parse_args, collect, make_report)
 
 
 if __name__ == "__main__":

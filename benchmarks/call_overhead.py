@@ -16,9 +16,8 @@ Run: python benchmarks/call_overhead.py [--quick] [--json PATH] [--ref-wheel W |
 
 from __future__ import annotations
 
-import shutil
+import os
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -117,7 +116,7 @@ def jit_rows(prefix: str, series: dict | None, error: str | None) -> dict:
     }
 
 
-def collect(args) -> dict:
+def collect(args, workdir: Path) -> dict:
     p = params(args.quick)
     raw: dict = {"params": p, "device": args.device, "rows": {}, "versions": {}}
     rows = raw["rows"]
@@ -139,8 +138,8 @@ def collect(args) -> dict:
 
     ref_dir, ref_desc = _ref.resolve_ref(args)
     raw["ref"] = ref_desc
-    ref_cache = tempfile.mkdtemp(prefix="tvm_ffi_bench_refcache_")
-    raw["_cleanup"] = [ref_cache]
+    ref_cache = str(workdir / "refcache")
+    os.makedirs(ref_cache)
     if ref_dir is None:
         rows.update(
             {f"ref_{k}": _common.na_row(k, ref_desc) for k in ("tensors3", "noargs", "alloc3")}
@@ -269,15 +268,7 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
 
 
 def main(argv=None) -> None:
-    args = parse_args(argv)
-    if args.worker:
-        worker_main(args)
-        return
-    raw = collect(args)
-    for path in raw.pop("_cleanup", []):
-        shutil.rmtree(path, ignore_errors=True)
-    env = _common.environment(_common.gpu_description())
-    _common.finish(make_report(raw, "quick" if args.quick else "full", env), args.json)
+    _common.main(argv, parse_args, collect, make_report, worker_main)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--modules", default=",".join(MODULES), help="client cases, comma-separated"
     )
     parser.add_argument("--host-only", action="store_true", help="skip the whole-command timing")
-    parser.add_argument("--capture", nargs=2, default=None, help=argparse.SUPPRESS)
+    # The child that captures one module's compile lines: --capture OUT_DIR MODULE.
+    parser.add_argument("--capture", nargs=2, dest="worker", default=None, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -211,7 +212,7 @@ def tu_label(module: str, command: str) -> str:
 # ----------------------------------------------------------------------------- report
 
 
-def make_report(args: argparse.Namespace, raw: dict, mode: str, env: dict) -> dict:
+def make_report(raw: dict, mode: str, env: dict) -> dict:
     sections = []
     for kind in ("host pass", "whole command"):
         cells = []
@@ -225,17 +226,14 @@ def make_report(args: argparse.Namespace, raw: dict, mode: str, env: dict) -> di
             cells.append([row["label"], fmt(o["wall"]), fmt(a["wall"]), wall, fmt(o["cpu"])])
             cells[-1] += [fmt(a["cpu"]), cpu, ""]
         if cells:
-            notes = [f"medians of {args.reps} interleaved pairs; ratio = ours / apache"]
+            notes = [f"medians of {raw['reps']} interleaved pairs; ratio = ours / apache"]
             sections.append(
                 {"title": f"{kind} (s)", "headers": HEADERS, "cells": cells, "notes": notes}
             )
     return common.report("client_compile", mode, env, raw, sections, [raw.get("ref", "")])
 
 
-def main(argv=None) -> None:
-    args = parse_args(argv)
-    if args.capture:
-        return capture(*args.capture)
+def collect(args: argparse.Namespace, work: Path) -> dict:
     args.reps = args.reps or params(args.quick)["reps"]
     ref_dir, ref_note = _ref.resolve_ref(args)
     apache = ref_dir and os.path.join(ref_dir, "tvm_ffi", "include")
@@ -245,41 +243,38 @@ def main(argv=None) -> None:
     names = [n for n in args.modules.split(",") if n]
     kinds = ["host pass"] + ([] if args.host_only else ["whole command"])
     raw: dict = {"ref": f"reference: {ref_note}", "ours_include": ours, "apache_include": apache}
-    with tempfile.TemporaryDirectory(prefix="client-compile-work-") as work:
-        commands, env = capture_all(names, Path(work), args.client_wheels)
-        for kind in kinds:
-            rows = raw.setdefault(kind, [])
-            for name in names:
-                found = commands[name]
-                if isinstance(found, str) or not apache:
-                    rows.append(common.na_row(name, found if isinstance(found, str) else ref_note))
-                    rows[-1]["label"] = name
-                    continue
-                for item in found:
-                    label = tu_label(name, item["command"])
-                    print(f"[{kind}] {label}", file=sys.stderr, flush=True)
-                    try:
-                        row = measure_tu(
-                            item["command"],
-                            item["cwd"],
-                            ours,
-                            apache,
-                            args.reps,
-                            kind == "host pass",
-                            env,
-                        )
-                        rows.append(
-                            {"label": label, "status": "ok", "command": item["command"], **row}
-                        )
-                    except Exception as exc:
-                        row = common.na_row(
-                            label, common.error_reason(exc), command=item["command"]
-                        )
-                        rows.append({**row, "label": label})
-    mode = "quick" if args.quick else "default"
-    common.finish(
-        make_report(args, raw, mode, common.environment(common.gpu_description())), args.json
-    )
+    raw["reps"] = args.reps
+    commands, env = capture_all(names, work, args.client_wheels)
+    for kind in kinds:
+        rows = raw.setdefault(kind, [])
+        for name in names:
+            found = commands[name]
+            if isinstance(found, str) or not apache:
+                rows.append(common.na_row(name, found if isinstance(found, str) else ref_note))
+                rows[-1]["label"] = name
+                continue
+            for item in found:
+                label = tu_label(name, item["command"])
+                print(f"[{kind}] {label}", file=sys.stderr, flush=True)
+                try:
+                    row = measure_tu(
+                        item["command"],
+                        item["cwd"],
+                        ours,
+                        apache,
+                        args.reps,
+                        kind == "host pass",
+                        env,
+                    )
+                    rows.append({"label": label, "status": "ok", "command": item["command"], **row})
+                except Exception as exc:
+                    row = common.na_row(label, common.error_reason(exc), command=item["command"])
+                    rows.append({**row, "label": label})
+    return raw
+
+
+def main(argv=None) -> None:
+    common.main(argv, parse_args, collect, make_report, lambda args: capture(*args.worker))
 
 
 if __name__ == "__main__":

@@ -15,14 +15,14 @@ does not depend on the headers, and the guide-style wrapper needs an embedded im
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+import _common
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -93,7 +93,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--cxx", default=os.environ.get("CXX", "c++"), help="compiler (default $CXX or c++)"
     )
-    p.add_argument("--json", help="also write the results here")
+    p.add_argument(
+        "--json",
+        default=str(_common.BENCH_DIR / "results" / "header_cost.json"),
+        help="where to write the JSON results (default: %(default)s)",
+    )
+    p.set_defaults(worker=None)  # no child processes of its own
     args = p.parse_args(argv)
     if args.runs < 1:
         p.error("--runs must be at least 1")
@@ -175,55 +180,56 @@ def measure(args: argparse.Namespace, includes: dict[str, Path], workdir: Path) 
     return rows
 
 
-def render(rows: list[dict], labels: list[str]) -> str:
-    head = ["wrapper", "mode", *labels] + (["change"] if len(labels) == 2 else [])
-    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+def cells(rows: list[dict], labels: list[str]) -> list[list[str]]:
+    out = []
     for row in rows:
         if "skipped" in row:
-            cells = [f"n/a ({row['skipped']})"] * len(labels) + (["-"] if len(labels) == 2 else [])
+            values = [f"n/a ({row['skipped']})"] * len(labels) + (["-"] if len(labels) == 2 else [])
         else:
             secs = [row["seconds"][label] for label in labels]
-            cells = [f"{s:.2f} s" for s in secs]
+            values = [f"{s:.2f} s" for s in secs]
             if len(labels) == 2:
-                cells.append(f"{(secs[1] - secs[0]) / secs[0] * 100:+.0f}%" if secs[0] else "-")
-        lines.append("| " + " | ".join([row["wrapper"], row["mode"], *cells]) + " |")
-    return "\n".join(lines)
+                values.append(f"{(secs[1] - secs[0]) / secs[0] * 100:+.0f}%" if secs[0] else "-")
+        out.append([row["wrapper"], row["mode"], *values])
+    return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def collect(args: argparse.Namespace, workdir: Path) -> dict:
     if shutil.which(args.cxx) is None:
         raise SystemExit(f"--cxx {args.cxx}: compiler not found")
-    with tempfile.TemporaryDirectory(prefix="tvm_ffi_header_cost_") as tmp:
-        workdir = Path(tmp)
-        includes: dict[str, Path] = {}
-        if args.baseline:
-            includes[f"baseline ({args.baseline})"] = export_revision(args.baseline, workdir)
-        includes["now"] = Path(args.include) if args.include else default_include()
-        if not (includes["now"] / "tvm" / "ffi" / "function.h").is_file():
-            raise SystemExit(f"--include {includes['now']}: no tvm/ffi/function.h there")
-        try:
-            rows = measure(args, includes, workdir)
-        except RuntimeError as exc:  # a wrapper did not compile: the command and its log
-            raise SystemExit(str(exc)) from None
-    labels = list(includes)
+    includes: dict[str, Path] = {}
+    if args.baseline:
+        includes[f"baseline ({args.baseline})"] = export_revision(args.baseline, workdir)
+    includes["now"] = Path(args.include) if args.include else default_include()
+    if not (includes["now"] / "tvm" / "ffi" / "function.h").is_file():
+        raise SystemExit(f"--include {includes['now']}: no tvm/ffi/function.h there")
+    try:
+        rows = measure(args, includes, workdir)
+    except RuntimeError as exc:  # a wrapper did not compile: the command and its log
+        raise SystemExit(str(exc)) from None
     version = subprocess.run([args.cxx, "--version"], capture_output=True, text=True).stdout
-    print(
-        f"{version.splitlines()[0] if version else args.cxx}; median CPU seconds (user + sys) "
-        f"of {rows[0]['runs']} run(s) per cell; include dirs: "
-        + ", ".join(f"{k} = {v}" for k, v in includes.items())
-    )
-    print(render(rows, labels))
-    if args.json:
-        payload = {
-            "compiler": version.splitlines()[0] if version else args.cxx,
-            "rows": rows,
-            "includes": {k: str(v) for k, v in includes.items()},
-        }
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
-    return 0
+    return {
+        "compiler": version.splitlines()[0] if version else args.cxx,
+        "rows": rows,
+        "includes": {k: str(v) for k, v in includes.items()},
+    }
+
+
+def make_report(raw: dict, mode: str, env: dict) -> dict:
+    labels = list(raw["includes"])
+    head = ["wrapper", "mode", *labels] + (["change"] if len(labels) == 2 else [])
+    section = {
+        "title": f"median CPU seconds (user + sys) of {raw['rows'][0]['runs']} run(s) per cell",
+        "headers": head,
+        "cells": cells(raw["rows"], labels),
+        "notes": [raw["compiler"], *(f"{k}: {v}" for k, v in raw["includes"].items())],
+    }
+    return _common.report("header_cost", mode, env, raw, [section])
+
+
+def main(argv: list[str] | None = None) -> None:
+    _common.main(argv, parse_args, collect, make_report)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -169,8 +168,10 @@ def collect(args, workdir: Path) -> dict:
     p = params(args.quick)
     raw: dict = {"params": p, "rows": {}, "notes": []}
     arch = _common.cuda_arch()
-    if arch is None:
-        raise SystemExit("load_time needs a CUDA GPU visible to torch")
+    if arch is None:  # every row says why, as a row that cannot run does
+        for variant, _ in VARIANTS:
+            raw["rows"][variant] = _common.na_row(variant, "no CUDA GPU visible to torch")
+        return raw
     os.environ.setdefault("TVM_FFI_CACHE_DIR", str(workdir / "cache"))
     libs: dict[str, str] = {}
     build_error = "library not built"
@@ -341,14 +342,7 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
 
 
 def main(argv=None) -> None:
-    args = parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="tvm_ffi_bench_load_"))
-    try:
-        raw = collect(args, workdir)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    env = _common.environment(_common.gpu_description())
-    _common.finish(make_report(raw, "quick" if args.quick else "full", env), args.json)
+    _common.main(argv, parse_args, collect, make_report)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 # $BENCH_RESULTS/<name>.json (default benchmarks/results); the tables come last, so the tail of
 # the output holds them. A failing script does not stop the others; the exit code says if any did.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 
 mode=()
 if [[ "${1:-}" == "--quick" ]]; then

@@ -57,6 +57,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 
 "$work/tools/bin/python" -m build --sdist --outdir "$out" .
+# shellcheck disable=SC2012  # the newest by time; sdist names have no odd characters
 sdist=$(ls -t "$out"/tvm_ffi_cubin-*.tar.gz | head -1)
 echo "build_wheels: sdist $sdist"
 

@@ -5,7 +5,7 @@
 # Usage: bash tools/gpu_suite.sh [extra pytest args]
 # SKIP_PYTEST=1 runs the memcheck pass alone, SKIP_MEMCHECK=1 the tests alone.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 PY=${PYTHON:-python3}
 LOG=${OUT:-/tmp/gpu_suite}
 mkdir -p "$LOG"
@@ -15,6 +15,7 @@ export PYTHONUNBUFFERED=1
 # without network: .client-wheels/{fi,sg} (tests/clients/README.md), or /tmp/client-wheels/*
 # where an earlier call left them (each folder travels in a call of its own: 64 MiB a call).
 if [ -z "${TVM_FFI_CLIENT_WHEELS:-}" ]; then
+  # shellcheck disable=SC2012  # names of folders this project makes, then joined by ':'
   TVM_FFI_CLIENT_WHEELS=$(ls -d "$PWD"/.client-wheels/* /tmp/client-wheels/* 2>/dev/null | paste -sd:)
   export TVM_FFI_CLIENT_WHEELS
 fi
@@ -39,6 +40,7 @@ for target in tests/python/gpu/test_cubin_launcher.py examples/cubin_launcher/ex
   [ -e "$target" ] && [ -z "${SKIP_MEMCHECK:-}" ] || continue
   # The launcher tests provoke CUDA API errors on purpose (missing kernel, wrong arch,
   # oversized block, parameter-count probing): count only memory errors there.
+  # shellcheck disable=SC2206  # $PY splits as on the other lines: PYTHON may carry options
   if [[ $target == tests/* ]]; then
     cmd=($PY -m pytest "$target" -q -p no:cacheprovider); api=(--report-api-errors no)
   else
@@ -56,4 +58,4 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -2
 echo "pytest -m gpu: $(grep -E '^[0-9]+ (passed|failed)|(passed|failed|error).* in [0-9.]+s' "$LOG/pytest_gpu.log" | tail -1) (rc=$gpu_rc)"
 grep -E "ERROR SUMMARY" "$LOG/memcheck.log" | sort | uniq -c | sed 's/^/memcheck: /'
 grep -E "^memcheck " "$LOG/memcheck.log"
-[ $gpu_rc -eq 0 ] && [ $memcheck_rc -eq 0 ]
+[ "$gpu_rc" -eq 0 ] && [ "$memcheck_rc" -eq 0 ]

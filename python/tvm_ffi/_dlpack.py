@@ -17,7 +17,7 @@ class Shape(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, content=()) -> Shape:  # noqa: ANN001 (any iterable of ints)
+    def __new__(cls, content=()) -> Shape:  # content: any iterable of ints
         items = tuple(content)
         for item in items:
             if not isinstance(item, Integral):

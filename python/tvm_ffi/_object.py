@@ -6,9 +6,14 @@ The registry itself lives in ``libtvm_ffi.so``; ``tvm_ffi._core`` loads it on fi
 
 from __future__ import annotations
 
-from ._core import Function, Object
-from ._core import _get_global_func, _list_global_func_names, _register_global_func
-from ._core import _register_object_class
+from ._core import (
+    Function,
+    Object,
+    _get_global_func,
+    _list_global_func_names,
+    _register_global_func,
+    _register_object_class,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

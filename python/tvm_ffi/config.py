@@ -6,8 +6,9 @@ apache-tvm-ffi's flags: ``--includedir`` prints the directory to add with ``-I``
 ``--cxxflags``, ``--cflags``, ``--libdir``, ``--libfiles``, ``--libs``, ``--ldflags``,
 ``--sourcedir`` and ``--cython-lib-path`` as there (the library flags name ``libtvm_ffi.so``,
 the process-wide registry; linking it is optional, libraries reach it through weak symbols;
-``--cython-lib-path`` has no meaning here and fails saying so), and ``--version``. Each flag prints one line; several flags (not ``--version``)
-print one line each, in apache-tvm-ffi's order. No flag prints the help.
+``--cython-lib-path`` has no meaning here and fails saying so), and ``--version``. Each flag
+prints one line; several flags (not ``--version``) print one line each, in apache-tvm-ffi's
+order. No flag prints the help.
 """
 
 from __future__ import annotations

@@ -49,7 +49,8 @@ USES = {
 }
 _ERRORS = ["Error", "TVM_FFI_THROW", "TVM_FFI_ICHECK"]
 _VALUES = ["Optional", "Any", "AnyView", "String", "Bytes", "ObjectRef", "Object", "Variant"]
-BRINGS = {
+# fmt: off
+BRINGS = {  # one header a line where its list is short, several lines a list otherwise
     "tvm/ffi/any.h": [*_VALUES, *_ERRORS, "make_object"],
     "tvm/ffi/container/array.h": [*_VALUES, "Array", *_ERRORS, "make_object"],
     "tvm/ffi/container/map.h": [*_VALUES, "Map", *_ERRORS, "make_object"],
@@ -59,23 +60,26 @@ BRINGS = {
     "tvm/ffi/container/tensor.h": [
         *_VALUES, "Array", "Function", "Shape", "ShapeView", "Tensor", "TensorView",
         "PackedArgs", *_ERRORS, "make_object", "DLDataTypeToString", "StringToDLDataType",
-    ],  # fmt: skip
+    ],
     "tvm/ffi/dtype.h": [
         *_VALUES, "Function", "PackedArgs", *_ERRORS, "make_object", "DLDataTypeToString",
         "StringToDLDataType",
-    ],  # fmt: skip
-    "tvm/ffi/error.h": ["Optional", "Any", "ObjectRef", "Object", "Variant", *_ERRORS, "make_object"],
+    ],
+    "tvm/ffi/error.h": [
+        "Optional", "Any", "ObjectRef", "Object", "Variant", *_ERRORS, "make_object",
+    ],
     "tvm/ffi/extra/c_env_api.h": ["TVMFFIEnvGetStream", "TVMFFIEnvTensorAlloc"],
     "tvm/ffi/extra/module.h": [
         *_VALUES, "Array", "Map", "Function", "Module", "ModuleObj", "PackedArgs", *_ERRORS,
         "make_object",
-    ],  # fmt: skip
+    ],
     "tvm/ffi/extra/stl.h": [
         *_VALUES, "Array", "Map", "Function", "PackedArgs", *_ERRORS, "make_object",
-    ],  # fmt: skip
+    ],
     "tvm/ffi/function.h": [*_VALUES, "Function", "PackedArgs", *_ERRORS, "make_object"],
     "tvm/ffi/object.h": ["Optional", "Any", "ObjectRef", "Object", "Variant"],
 }
+# fmt: on
 
 
 @pytest.mark.parametrize("header", sorted(BRINGS))

@@ -190,7 +190,7 @@ def test_object_def_class_constructed_and_used_from_python(lib):
 def test_global_registered_at_load_is_found_from_python_and_cpp(lib):
     assert tvm_ffi.get_global_func("test_objects.add")(2, 3) == 5
     assert lib.call_global("test_objects.add", 4, 5) == 9
-    with pytest.raises(ValueError, match="no global function is registered as 'no.such'"):
+    with pytest.raises(ValueError, match=r"no global function is registered as 'no\.such'"):
         lib.call_global("no.such", 1, 2)
 
 
