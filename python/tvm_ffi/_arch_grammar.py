@@ -154,14 +154,15 @@ def arch_text(value: Any) -> str | None:
 def parse_arch(value: Any, *, source: str, native: Native = None) -> Arch:
     """One target, for a key that names one image: a str of the grammar, ``90`` or
     ``(9, 0)``; ``native`` must then stand for one compute capability. Raises as
-    :func:`parse_arch_list`, and :class:`ArchSpellingError` for a list or another type."""
+    :func:`parse_arch_list`: :class:`ArchSpellingError` for another type too, ValueError
+    for several targets."""
     text = arch_text(value)
     if text is None:
         raise ArchSpellingError(f"{source}: cannot parse {value!r} (expected {GRAMMAR})")
     archs = parse_arch_list(text, source=source, native=native)
     if len(archs) != 1:
         named = ", ".join(map(str, archs))
-        raise ArchSpellingError(f"{source}: {value!r} names {named}; give one architecture")
+        raise ValueError(f"{source}: {value!r} names {named}; give one architecture")
     return archs[0]
 
 
