@@ -7,8 +7,8 @@
 #       Runs nvcc at build time. The consumer does not need to enable the CUDA
 #       language: nvcc is taken from TVM_FFI_NVCC_EXECUTABLE,
 #       CUDAToolkit_NVCC_EXECUTABLE, CMAKE_CUDA_COMPILER (when it is nvcc), or searched
-#       for, in that order. ARCH entries: native, 90, 9.0, sm_90, 90a, sm_90a, 10.0f,
-#       compute_90, each real one optionally with +PTX; without ARCH,
+#       for, in that order. ARCH entries: native (alone), 90, 9.0, sm_90, 90a, sm_90a,
+#       10.0f, compute_90, each optionally with +PTX; without ARCH,
 #       CMAKE_CUDA_ARCHITECTURES (in CMake's meaning) or else native.
 #
 #   add_tvm_ffi_cubin(<target> CUDA <kernel.cu>)
@@ -58,11 +58,13 @@ function(_tvm_ffi_check_input fn label path)
 endfunction()
 
 # Sets <out_var> to the ARCH entries as nvcc names them (native, sm_90a, compute_90),
-# without duplicates, or fails naming <fn>. One grammar with the Python side
-# (TVM_FFI_CUDA_ARCH_LIST): "9.0", "90", "sm_90" are the same real architecture; a, f
-# suffixes are kept; "+PTX" (any case) adds the PTX of that architecture; a string may
-# hold a list separated by semicolons, commas or spaces.
+# without duplicates, or fails naming <fn>. The grammar of python/tvm_ffi/_arch_grammar.py
+# (TVM_FFI_CUDA_ARCH_LIST), messages included; tests/python/test_arch_grammar.py holds the
+# two to one table. "9.0", "90", "sm_90" are the same real architecture; a, f suffixes are
+# kept; "+PTX" (any case) adds the PTX of that architecture; native stands alone; a string
+# may hold a list separated by semicolons, commas or spaces.
 function(_tvm_ffi_parse_archs fn out_var)
+  set(grammar "9.0, 90, sm_90, compute_90, 9.0a, sm_90a or 10.0f, each optionally +PTX, or native")
   set(archs "")
   string(REPLACE "," ";" entries "${ARGN}")
   string(REGEX REPLACE "[ \t\n]+" ";" entries "${entries}")
@@ -78,7 +80,7 @@ function(_tvm_ffi_parse_archs fn out_var)
     endif()
     if(arch STREQUAL "native" AND NOT ptx)
       set(real native)
-    elseif(arch MATCHES "^(sm_|compute_)?([1-9][0-9]*)([af]?)$")
+    elseif(arch MATCHES "^(sm_|compute_)?([1-9][0-9]*[0-9])([af]?)$")
       set(real "${CMAKE_MATCH_1}${CMAKE_MATCH_2}${CMAKE_MATCH_3}")
       if(NOT CMAKE_MATCH_1)
         set(real "sm_${real}")
@@ -86,9 +88,7 @@ function(_tvm_ffi_parse_archs fn out_var)
     elseif(arch MATCHES "^([1-9][0-9]*)\\.([0-9])([af]?)$")
       set(real "sm_${CMAKE_MATCH_1}${CMAKE_MATCH_2}${CMAKE_MATCH_3}")
     else()
-      message(FATAL_ERROR
-        "${fn}: ARCH entries look like native, 90, 9.0, sm_90, sm_90a, compute_90 or "
-        "9.0+PTX (got \"${entry}\")")
+      message(FATAL_ERROR "${fn}: ARCH: cannot parse '${entry}' (expected ${grammar})")
     endif()
     list(APPEND archs "${real}")
     if(ptx)
@@ -97,6 +97,13 @@ function(_tvm_ffi_parse_archs fn out_var)
     endif()
   endforeach()
   list(REMOVE_DUPLICATES archs)
+  list(LENGTH archs num_archs)
+  if(num_archs GREATER 1 AND "native" IN_LIST archs)  # nvcc's -arch=native takes no -gencode
+    message(FATAL_ERROR
+      "${fn}: ARCH: native cannot be combined with other architectures (got '${ARGN}')")
+  elseif(num_archs EQUAL 0)
+    message(FATAL_ERROR "${fn}: ARCH: no architecture given (got '${ARGN}')")
+  endif()
   set(${out_var} "${archs}" PARENT_SCOPE)
 endfunction()
 
@@ -126,6 +133,12 @@ function(_tvm_ffi_archs_from_cmake fn out_var)
     endif()
   endforeach()
   list(REMOVE_DUPLICATES archs)
+  list(LENGTH archs num_archs)
+  if(num_archs GREATER 1 AND "native" IN_LIST archs)
+    message(FATAL_ERROR
+      "${fn}: CMAKE_CUDA_ARCHITECTURES: native cannot be combined with other architectures "
+      "(got '${CMAKE_CUDA_ARCHITECTURES}')")
+  endif()
   set(${out_var} "${archs}" PARENT_SCOPE)
 endfunction()
 
@@ -155,10 +168,6 @@ function(tvm_ffi_generate_cubin)
     endif()
   endif()
   list(LENGTH arg_ARCH num_archs)
-  if(num_archs GREATER 1 AND "native" IN_LIST arg_ARCH)
-    message(FATAL_ERROR
-      "${fn}: ARCH native cannot be combined with other architectures (got \"${arg_ARCH}\")")
-  endif()
 
   _tvm_ffi_abs_path(source "${arg_SOURCE}" "${CMAKE_CURRENT_SOURCE_DIR}")
   _tvm_ffi_check_input(${fn} SOURCE "${source}")

@@ -12,7 +12,6 @@ Nothing is imported here at import time: not the compiled core, not torch.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, Union
 
@@ -107,40 +106,39 @@ def _positive_dims(value: Any, label: str) -> tuple[int, int, int]:
     return (*dims, *(1,) * (3 - len(dims)))  # type: ignore[return-value]
 
 
-_ARCH_KEY = re.compile(r"^(sm_|compute_)?(\d+)([af]?)$")
-
-
 def _select_arch(keys: list[Any], capability: tuple[int, int]) -> Any:
     """The key of ``{arch: image}`` to load on a device of ``capability`` (major, minor).
 
-    Keys are ``"sm_90"``, ``"sm_90a"``, ``"compute_90"`` (PTX), ``"90"`` or ``90``. SASS for the
-    exact arch wins, then SASS of the same major version and a lower minor, then the newest
-    PTX the device can compile. ValueError when none fits."""
-    device = capability[0] * 10 + capability[1]
-    best: tuple[int, int] | None = None
+    Keys are spellings of the package's grammar (``"sm_90"``, ``"9.0a"``, ``"compute_90"``
+    for PTX, ``"9.0+PTX"``, ``"native"`` for this device), or ``90`` or ``(9, 0)``. SASS for
+    the exact arch wins, then SASS of the same major version and a lower minor, then the
+    newest PTX the device can compile. ValueError when none fits."""
+    from ._arch_grammar import GRAMMAR, ArchSpellingError, parse_arch
+
+    capability = (capability[0], capability[1])
+    best: tuple[int, tuple[int, int]] | None = None
     choice = None
     for key in keys:
-        match = _ARCH_KEY.match(str(key))
-        if match is None:
+        try:
+            arch = parse_arch(key, source="CubinModule", native=lambda: [capability])
+        except ArchSpellingError:
             raise ValueError(
-                f"CubinModule: {key!r} is not an architecture (expected e.g. 'sm_90', "
-                "'sm_90a', 'compute_90' or 90)"
-            )
-        prefix, number, suffix = match.group(1), int(match.group(2)), match.group(3)
-        ptx = prefix == "compute_"
-        if suffix and number != device:  # "a"/"f" code runs only on its own arch here
+                f"CubinModule: {key!r} is not an architecture (expected {GRAMMAR}; or 90, "
+                "or (9, 0))"
+            ) from None
+        target = (arch.major, arch.minor)
+        if arch.suffix and target != capability:  # "a"/"f" code runs only on its own arch here
             continue
-        if ptx:
-            rank = (0, number) if number <= device else None
-        elif number == device:
-            rank = (3 if suffix else 2, number)
-        elif number // 10 == device // 10 and number < device:
-            rank = (1, number)
-        else:
-            rank = None
+        ranks = [(0, target)] if arch.ptx and target <= capability else []
+        if arch.sass and target == capability:
+            ranks.append((3 if arch.suffix else 2, target))
+        elif arch.sass and arch.major == capability[0] and arch.minor < capability[1]:
+            ranks.append((1, target))
+        rank = max(ranks, default=None)
         if rank is not None and (best is None or rank > best):
             best, choice = rank, key
     if best is None:
+        device = f"{capability[0]}{capability[1]}"
         raise ValueError(
             f"CubinModule: none of the images ({', '.join(map(str, keys))}) runs on a device "
             f"of compute capability {capability[0]}.{capability[1]} (sm_{device})"

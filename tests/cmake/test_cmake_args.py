@@ -17,7 +17,7 @@ TARGET = "tvm_ffi_target_embed_cubin"
 BIN_INTO = "tvm_ffi_embed_bin_into"
 ADD_CUBIN = "add_tvm_ffi_cubin"
 ADD_FATBIN = "add_tvm_ffi_fatbin"
-ARCH_GRAMMAR = "native, 90, 9.0, sm_90, sm_90a, compute_90 or 9.0+PTX"
+ARCH_GRAMMAR = "9.0, 90, sm_90, compute_90, 9.0a, sm_90a or 10.0f, each optionally +PTX, or native"
 
 # (call, expected message, languages the project enables). Files k.cu, k.cc and k.cubin
 # exist in the project; the target `lib` (a shared library) and `iface` (an INTERFACE
@@ -37,17 +37,17 @@ CASES = {
     ),
     "generate-bad-arch": (
         f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH 9x)",
-        f'{GEN}: ARCH entries look like {ARCH_GRAMMAR} (got "9x")',
+        f"{GEN}: ARCH: cannot parse '9x' (expected {ARCH_GRAMMAR})",
         "NONE",
     ),
     "generate-bad-arch-in-string": (
         f'{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH "8.0, sm90")',
-        f'{GEN}: ARCH entries look like {ARCH_GRAMMAR} (got "sm90")',
+        f"{GEN}: ARCH: cannot parse 'sm90' (expected {ARCH_GRAMMAR})",
         "NONE",
     ),
     "generate-native-ptx": (
         f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH native+PTX)",
-        f'{GEN}: ARCH entries look like {ARCH_GRAMMAR} (got "native+PTX")',
+        f"{GEN}: ARCH: cannot parse 'native+PTX' (expected {ARCH_GRAMMAR})",
         "NONE",
     ),
     "generate-cmake-all": (
@@ -58,7 +58,13 @@ CASES = {
     ),
     "generate-native-in-list": (
         f"{GEN}(OUTPUT o.cubin SOURCE k.cu ARCH native sm_90)",
-        f'{GEN}: ARCH native cannot be combined with other architectures (got "native;sm_90")',
+        f"{GEN}: ARCH: native cannot be combined with other architectures (got 'native;sm_90')",
+        "NONE",
+    ),
+    "generate-cmake-native-in-list": (
+        f'set(CMAKE_CUDA_ARCHITECTURES "native;90-real")\n{GEN}(OUTPUT o.cubin SOURCE k.cu)',
+        f"{GEN}: CMAKE_CUDA_ARCHITECTURES: native cannot be combined with other architectures "
+        "(got 'native;90-real')",
         "NONE",
     ),
     "generate-missing-source": (

@@ -2,7 +2,8 @@
 
 Order: an architecture flag in ``extra_cuda_cflags``; else ``arch=``; else
 ``TVM_FFI_CUDA_ARCH_LIST`` if set; else the compute capabilities of the visible GPUs;
-else :data:`DEFAULT_ARCH_LIST`.
+else :data:`DEFAULT_ARCH_LIST`. ``arch=`` and the variable are read by the package's one
+grammar (``tvm_ffi._arch_grammar``); their ``native`` is the visible GPUs.
 
 Asking the driver means ``cuInit``: tens of milliseconds, which would dominate a process
 that only loads cached modules. So a build remembers the answer in
@@ -15,12 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from pathlib import Path
-from typing import NamedTuple
+
+# The grammar is the package's one (tvm_ffi.cuda and tvm_ffi.utils read it too); the
+# names stay here for the JIT's callers.
+from .._arch_grammar import GRAMMAR, Arch, gencode_flags, parse_arch_list
 
 __all__ = [
     "DEFAULT_ARCH_LIST",
+    "GRAMMAR",
     "Arch",
     "arch_argument",
     "choose",
@@ -36,66 +40,6 @@ __all__ = [
 DEFAULT_ARCH_LIST = "7.5;8.0;9.0+PTX"
 
 _ENV = "TVM_FFI_CUDA_ARCH_LIST"
-# 8.0 | 9.0a | 10.0f | sm_90 | sm_90a | compute_90 | 90 | 100a, each optionally +PTX.
-_DOTTED = re.compile(r"^(\d+)\.(\d)([af]?)$")
-_PACKED = re.compile(r"^(?:sm_|compute_)?(\d+)(\d)([af]?)$")
-
-
-class Arch(NamedTuple):
-    """One target: compute capability ``major.minor``, suffix ``""``/``"a"``/``"f"``, and
-    what to build for it: machine code (``sass``, the default) and/or PTX (``ptx``)."""
-
-    major: int
-    minor: int
-    suffix: str = ""
-    ptx: bool = False
-    sass: bool = True
-
-    def __str__(self) -> str:
-        number = f"{self.major}{self.minor}{self.suffix}"
-        if not self.sass:  # PTX only: nvcc's name for it
-            return f"compute_{number}"
-        return f"{self.major}.{self.minor}{self.suffix}" + ("+PTX" if self.ptx else "")
-
-
-#: The spellings every architecture argument accepts (for error messages).
-GRAMMAR = "9.0, 90, sm_90, compute_90, 9.0a, sm_90a, 10.0f, each optionally +PTX"
-
-
-def parse_arch_list(text: str, *, source: str = _ENV) -> list[Arch]:
-    """Parse a list of architectures; entries are separated by ``;``, ``,`` or spaces.
-
-    One grammar for ``TVM_FFI_CUDA_ARCH_LIST``, ``arch=`` of the JIT functions and of
-    ``nvrtc_compile``, and CMake's ``ARCH``: ``9.0``, ``90`` and ``sm_90`` name the
-    machine code of compute capability 9.0; ``compute_90`` its PTX only; ``a``/``f``
-    suffixes (``9.0a``, ``sm_90a``, ``10.0f``) the arch- and family-specific targets;
-    ``+PTX`` adds the PTX of that entry. Two entries for one target are merged.
-
-    Raises
-    ------
-    ValueError
-        An entry is not understood or the list is empty; the message names ``source``.
-    """
-    archs: dict[tuple[int, int, str], Arch] = {}
-    for token in re.split(r"[;,\s]+", text.strip()):
-        if not token:
-            continue
-        body, ptx = token, False
-        if body.lower().endswith("+ptx"):
-            body, ptx = body[:-4], True
-        match = _DOTTED.match(body) or _PACKED.match(body)
-        if match is None or int(match.group(1)) == 0:
-            raise ValueError(f"{source}: cannot parse {token!r} (expected {GRAMMAR})")
-        sass = not body.startswith("compute_")
-        ptx = ptx or not sass  # compute_90 is PTX
-        key = (int(match.group(1)), int(match.group(2)), match.group(3))
-        seen = archs.get(key)
-        if seen is not None:
-            ptx, sass = ptx or seen.ptx, sass or seen.sass
-        archs[key] = Arch(*key, ptx=ptx, sass=sass)
-    if not archs:
-        raise ValueError(f"{source}: no architecture given (got {text!r})")
-    return list(archs.values())
 
 
 _ARCH_CACHE_FILE = "gpu_archs.json"
@@ -174,7 +118,7 @@ def target_archs_and_origin(cache_root: Path | None = None) -> tuple[list[Arch],
     """:func:`target_archs`, and where they came from (for the log)."""
     text = os.environ.get(_ENV, "").strip()
     if text:
-        return parse_arch_list(text), _ENV
+        return parse_arch_list(text, native=lambda: detected_capabilities(cache_root)), _ENV
     caps = sorted(set(detected_capabilities(cache_root)))
     if caps:
         return [Arch(major, minor) for major, minor in caps], "the visible GPUs"
@@ -197,13 +141,14 @@ def user_arch_flag(flags: list[str]) -> str | None:
 
 def arch_argument(api: str, value: object) -> list[Arch] | None:
     """Check ``arch=`` of the JIT functions: None, a str in the grammar of
-    :func:`parse_arch_list`, or a list of such str."""
+    :func:`parse_arch_list`, or a list of such str. ``native`` is resolved here, so that
+    the cache key holds the GPUs' own targets."""
     if value is None:
         return None
-    if isinstance(value, str):
-        return parse_arch_list(value, source=f"{api}: arch")
     if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-        return parse_arch_list(";".join(value), source=f"{api}: arch")
+        value = ";".join(value)
+    if isinstance(value, str):
+        return parse_arch_list(value, source=f"{api}: arch", native=_live_capabilities)
     raise TypeError(f"{api}: arch must be a str or a list of str (got {value!r:.80})")
 
 
@@ -224,15 +169,3 @@ def choose(
     else:
         archs, origin = target_archs_and_origin(cache_root)
     return gencode_flags(archs), f"{' '.join(map(str, archs))} (from {origin})"
-
-
-def gencode_flags(archs: list[Arch]) -> list[str]:
-    """nvcc ``-gencode`` flags: machine code and/or PTX for each arch, as it asks."""
-    flags = []
-    for arch in archs:
-        number = f"{arch.major}{arch.minor}{arch.suffix}"
-        if arch.sass:
-            flags.append(f"-gencode=arch=compute_{number},code=sm_{number}")
-        if arch.ptx:
-            flags.append(f"-gencode=arch=compute_{number},code=compute_{number}")
-    return flags

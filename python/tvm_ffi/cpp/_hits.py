@@ -147,7 +147,9 @@ def request_key(spec, recipe: str = RECIPE) -> str | None:
     hasher.add("python", sys.executable)
     for name in _DISCOVERY_ENV:
         hasher.add(f"env:{name}", repr(os.environ.get(name)))
-    if spec.has_cuda_sources and not os.environ.get("TVM_FFI_CUDA_ARCH_LIST", "").strip():
+    archs = os.environ.get("TVM_FFI_CUDA_ARCH_LIST", "")
+    # Unset or "native": the build is for the visible GPUs, so they are part of the request.
+    if spec.has_cuda_sources and (not archs.strip() or "native" in archs):
         from tvm_ffi import _cuda_driver
 
         gpus = _cuda_driver.visible_gpus_fingerprint()

@@ -11,12 +11,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Literal, Union, get_args
 
-from ._arch import GRAMMAR, Arch, parse_arch_list
+from .._arch_grammar import GRAMMAR, Arch, ArchSpellingError, arch_text, parse_arch_list
 
 __all__ = ["NVRTCError", "nvrtc_compile"]
 
-#: What ``arch=`` accepts: "9.0", "90", "sm_90", "compute_90", "9.0a", "sm_90a", "10.0f",
-#: a list of them in one str ("8.0;9.0"), 90, (9, 0).
+#: What ``arch=`` accepts: "native", "9.0", "90", "sm_90", "compute_90", "9.0a", "sm_90a",
+#: "10.0f", a list of them in one str ("8.0;9.0"), 90, (9, 0).
 ArchLike = Union[str, int, "tuple[int, int]"]
 Output = Literal["cubin", "ptx", "fatbin"]
 
@@ -61,8 +61,8 @@ def nvrtc_compile(
         ``"90"``, ``"sm_90"``, ``"compute_90"``, ``"9.0a"``, ``"sm_90a"``, ``"10.0f"``; also
         ``90`` or ``(9, 0)``. For ``"cubin"`` and ``"ptx"`` only the target counts
         (``sm_90`` and ``compute_90`` give the same). ``sm_90a`` is not ``sm_90``: its
-        image runs on 9.0 GPUs only and may use wgmma. ``None`` uses the compute
-        capability of the current CUDA device. For ``output="fatbin"`` it may be a list
+        image runs on 9.0 GPUs only and may use wgmma. ``None`` and ``"native"`` use the
+        compute capability of the current CUDA device. For ``output="fatbin"`` it may be a list
         (or a str such as ``"8.0;9.0"``); the fatbin holds a CUBIN for each entry
         (``compute_90``: none), and PTX for each ``+PTX``/``compute_`` entry, or if there
         is none, the PTX of the highest one, so newer GPUs can still JIT it.
@@ -87,7 +87,7 @@ def nvrtc_compile(
         ``arch`` or ``output`` is not understood, or ``source`` holds a NUL or a 0xFF byte
         (NVRTC would silently drop everything after it).
     RuntimeError
-        ``arch`` is None and there is no CUDA device to take it from.
+        ``arch`` is None or ``"native"`` and there is no CUDA device to take it from.
     ImportError
         The NVRTC bindings are not installed.
     """
@@ -107,11 +107,11 @@ def nvrtc_compile(
 
     if output == "cubin":
         return _compile_one(
-            nvrtc, source, name, f"-arch=sm_{_number(archs[0])}", opts, "cubin", cuda_note
+            nvrtc, source, name, f"-arch=sm_{archs[0].number}", opts, "cubin", cuda_note
         )
     if output == "ptx":
         return _compile_one(
-            nvrtc, source, name, f"-arch=compute_{_number(archs[0])}", opts, "ptx", cuda_note
+            nvrtc, source, name, f"-arch=compute_{archs[0].number}", opts, "ptx", cuda_note
         )
 
     from tvm_ffi.utils.embed_cubin import make_fatbin
@@ -119,23 +119,22 @@ def nvrtc_compile(
     images: dict[str, bytes] = {}
     for one in archs:
         if one.sass:
-            number = _number(one)
-            images[f"sm_{number}"] = _compile_one(
-                nvrtc, source, name, f"-arch=sm_{number}", opts, "cubin", cuda_note
+            images[f"sm_{one.number}"] = _compile_one(
+                nvrtc, source, name, f"-arch=sm_{one.number}", opts, "cubin", cuda_note
             )
     # Without a +PTX or compute_ entry, the PTX of the highest arch, so that GPUs newer
     # than every listed one can JIT the kernel.
     ptx = [one for one in archs if one.ptx] or [max(archs)]
     for one in ptx:
-        number = _number(one)
-        images[f"compute_{number}"] = _compile_one(
-            nvrtc, source, name, f"-arch=compute_{number}", opts, "ptx", cuda_note
+        images[f"compute_{one.number}"] = _compile_one(
+            nvrtc, source, name, f"-arch=compute_{one.number}", opts, "ptx", cuda_note
         )
     return make_fatbin(images)
 
 
 def _resolve_archs(arch: Any, *, allow_many: bool) -> list[Arch]:
-    """``arch`` as a list of :class:`Arch` (the JIT's grammar, see ``parse_arch_list``)."""
+    """``arch`` as a list of :class:`Arch` (the package's grammar; ``native`` is the current
+    device, as None is)."""
     if arch is None:
         return _detect_arch()
     many = isinstance(arch, (list, set, frozenset)) or (
@@ -144,7 +143,15 @@ def _resolve_archs(arch: Any, *, allow_many: bool) -> list[Arch]:
     items = list(arch) if many else [arch]
     if many and not items:
         raise ValueError("nvrtc_compile: arch list is empty")
-    archs = parse_arch_list(";".join(_arch_text(item) for item in items))
+    texts = [arch_text(item) or "" for item in items]
+    for item, text in zip(items, texts):  # one by one: the message names the item as given
+        try:
+            _parse(text)
+        except ArchSpellingError:
+            raise ValueError(
+                f"nvrtc_compile: cannot parse arch {item!r} (expected {GRAMMAR}; or 90, or (9, 0))"
+            ) from None
+    archs = _parse(";".join(texts))
     if len(archs) > 1 and not allow_many:
         raise ValueError(
             f"nvrtc_compile: a list of archs needs output='fatbin' (got arch={arch!r})"
@@ -152,40 +159,23 @@ def _resolve_archs(arch: Any, *, allow_many: bool) -> list[Arch]:
     return archs
 
 
-def _arch_text(arch: Any) -> str:
-    """One ``arch`` item as text in the grammar of ``parse_arch_list``; (9, 0) and 90 too."""
-    text = None
-    if isinstance(arch, tuple) and len(arch) == 2 and all(isinstance(v, int) for v in arch):
-        major, minor = arch
-        if major > 0 and 0 <= minor <= 9:
-            text = f"{major}.{minor}"
-    elif isinstance(arch, int) and not isinstance(arch, bool) and 10 <= arch <= 999:
-        text = str(arch)
-    elif isinstance(arch, str):
-        text = arch
-    if text is not None:
-        try:
-            parse_arch_list(text)
-            return text
-        except ValueError:
-            pass
-    raise ValueError(
-        f"nvrtc_compile: cannot parse arch {arch!r} (expected {GRAMMAR}; or 90, or (9, 0))"
-    )
+def _parse(text: str) -> list[Arch]:
+    return parse_arch_list(text, source="nvrtc_compile: arch", native=_current_capability)
 
 
-def _number(arch: Arch) -> str:
-    return f"{arch.major}{arch.minor}{arch.suffix}"
-
-
-def _detect_arch() -> list[Arch]:
+def _current_capability() -> list[tuple[int, int]]:
+    """``native`` for NVRTC: the current device's compute capability, none without one."""
     from tvm_ffi._cuda_driver import compute_capabilities
 
     caps = compute_capabilities()
+    return [caps[_current_device_index(len(caps))]] if caps else []
+
+
+def _detect_arch() -> list[Arch]:
+    caps = _current_capability()
     if not caps:
         raise RuntimeError('nvrtc_compile: no CUDA device found; pass arch="sm_90"')
-    major, minor = caps[_current_device_index(len(caps))]
-    return [Arch(major, minor)]
+    return [Arch(*caps[0])]
 
 
 def _current_device_index(count: int) -> int:

@@ -5,7 +5,6 @@ CUDA toolkit's ``fatbinary`` program."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import tempfile
@@ -13,13 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._arch_grammar import GRAMMAR, Arch, ArchSpellingError, parse_arch
 from ._image import check_image, image_archs
 from ._sources import ImageSource, read_image, recognise
 
 __all__ = ["make_fatbin"]
-
-_ARCH_KEY = re.compile(r"(sm|compute)_(\d+)([af]?)\Z")
-_ARCH_HELD = re.compile(r"(?:sm|compute)_(\d+[af]?)\Z")
 
 
 def _fatbinary() -> str:
@@ -74,14 +71,17 @@ def _pack_nvfatbin(nvfatbin: Any, specs: list[tuple[str, str, bytes]]) -> bytes:
     return bytes(buffer)
 
 
-def _check_arch(key: str, wanted: str, kind: str, data: bytes) -> None:
+def _check_arch(key: Any, wanted: Arch, kind: str, data: bytes) -> None:
     """A cubin or PTX must be for exactly the architecture its key names (``sm_90`` is not
     ``sm_90a``): a relabelled image would be offered to devices it cannot run on."""
     archs = image_archs(data)
-    held = _ARCH_HELD.match(archs[0]) if archs else None
+    try:
+        held = parse_arch(archs[0], source="image") if archs else None
+    except ArchSpellingError:
+        held = None
     if held is None:
         raise ValueError(f"image {key!r}: PTX without a '.target sm_NN' directive")
-    if held.group(1) != wanted:
+    if held.number != wanted.number:
         what = "a cubin" if kind == "cubin" else "PTX"
         raise ValueError(f"image {key!r} is {what} for {archs[0]}")
 
@@ -89,8 +89,9 @@ def _check_arch(key: str, wanted: str, kind: str, data: bytes) -> None:
 def make_fatbin(images: Mapping[str, ImageSource]) -> bytes:
     """Pack per-architecture images into one fatbin; the driver picks the one for the device.
 
-    Keys name the architecture (``"sm_80"``, ``"sm_90a"``, ``"compute_90"``); whether a value
-    is a cubin or PTX is read from its content, and it must be for the architecture its key
+    Keys name the architecture in the package's grammar (``"sm_80"``, ``"9.0a"``,
+    ``"compute_90"``, ``"90"``, ``"native"`` for the one visible GPU); whether a value is a
+    cubin or PTX is read from its content, and it must be for the architecture its key
     names (number and ``a``/``f`` suffix).
     """
     if not isinstance(images, Mapping):
@@ -102,11 +103,10 @@ def make_fatbin(images: Mapping[str, ImageSource]) -> bytes:
         raise ValueError("make_fatbin needs at least one image")
     specs = []
     for key, source in images.items():
-        m = _ARCH_KEY.match(key) if isinstance(key, str) else None
-        if m is None:
-            raise ValueError(
-                f"fatbin image keys look like 'sm_90', 'sm_90a' or 'compute_90', got {key!r}"
-            )
+        try:
+            arch = parse_arch(key, source="make_fatbin")
+        except ArchSpellingError:
+            raise ValueError(f"fatbin image keys look like {GRAMMAR} (got {key!r})") from None
         data = read_image(source, f"image {key!r}")
         kind = recognise(data, f"image {key!r}", strict=True)
         try:
@@ -115,8 +115,8 @@ def make_fatbin(images: Mapping[str, ImageSource]) -> bytes:
             raise ValueError(f"image {key!r}: {err}") from None
         if kind == "fatbin":
             raise ValueError(f"image {key!r} is already a fatbin; pass cubin or PTX images")
-        _check_arch(key, m.group(2) + m.group(3), kind, data)
-        specs.append(("elf" if kind == "cubin" else "ptx", m.group(2) + m.group(3), data))
+        _check_arch(key, arch, kind, data)
+        specs.append(("elf" if kind == "cubin" else "ptx", arch.number, data))
     nvfatbin = _nvfatbin()
     if nvfatbin is not None:
         return _pack_nvfatbin(nvfatbin, specs)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tvm_ffi import _cuda_driver, cpp
-from tvm_ffi.cpp import _arch, _cuda, _toolchain
+from tvm_ffi.cpp import _arch, _cuda, _hits, _spec, _toolchain
 from tvm_ffi.cpp._arch import Arch
 
 KERNEL = '__global__ void nothing() {}\nextern "C" int plain_answer() { return 42; }\n'
@@ -87,6 +87,23 @@ def test_fingerprint_change_invalidates(fake_gpus, monkeypatch, change):
     _fresh_process(monkeypatch)
     _no_driver(monkeypatch)
     assert _arch.target_archs(root) == [Arch(9, 0)]
+
+
+def test_env_var_native_is_the_visible_gpus(fake_gpus, monkeypatch):
+    # TVM_FFI_CUDA_ARCH_LIST=native: the detected GPUs, remembered as the default's are; and
+    # the hit index keys the GPUs, so that a machine with others does not take this entry.
+    proc, root, _ = fake_gpus
+    monkeypatch.setenv("TVM_FFI_CUDA_ARCH_LIST", "native")
+    assert _arch.target_archs(root) == [Arch(9, 0)]
+    _fresh_process(monkeypatch)
+    _no_driver(monkeypatch)
+    assert _arch.target_archs(root) == [Arch(9, 0)]
+    spec = _spec.Spec("load_inline", "k", inline_cuda=KERNEL)
+    key = _hits.request_key(spec)
+    (proc / "gpus" / "0000:02:00.0").mkdir()
+    assert _hits.request_key(spec) not in (None, key)
+    monkeypatch.setattr(_cuda_driver, "_PROC_DRIVER", str(proc / "absent"))
+    assert _hits.request_key(spec) is None  # GPUs it cannot fingerprint: no index answer
 
 
 @pytest.mark.parametrize(

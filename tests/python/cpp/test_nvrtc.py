@@ -186,7 +186,7 @@ def test_arch_none_without_a_device(monkeypatch):
 def test_bad_arch_message(arch):
     expected = (
         f"nvrtc_compile: cannot parse arch {arch!r} (expected 9.0, 90, sm_90, compute_90, "
-        "9.0a, sm_90a, 10.0f, each optionally +PTX; or 90, or (9, 0))"
+        "9.0a, sm_90a or 10.0f, each optionally +PTX, or native; or 90, or (9, 0))"
     )
     with pytest.raises(ValueError) as info:
         nvrtc_compile(KERNEL, arch=arch)
