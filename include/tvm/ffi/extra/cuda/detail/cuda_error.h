@@ -1,6 +1,8 @@
 /*
- * Turning CUDA result codes into messages: driver and runtime names, and the per-thread record that lets TVM_FFI_CHECK_CUDA_*_ERROR say which kernel failed.
- * Everything here runs only once something has already gone wrong.
+ * Turning CUDA result codes into messages: driver and runtime names, and the per-thread
+ * record that lets TVM_FFI_CHECK_CUDA_*_ERROR say which kernel failed. Everything here runs
+ * only once something has already gone wrong. (The architecture note of a failed load is the
+ * launcher's: detail/cubin_launcher_impl.h.)
  */
 #ifndef TVM_FFI_EXTRA_CUDA_DETAIL_CUDA_ERROR_H_
 #define TVM_FFI_EXTRA_CUDA_DETAIL_CUDA_ERROR_H_
