@@ -114,7 +114,7 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     for part, header in sorted(prebuilt.LAUNCHER_PARTS.items()):
         jobs.append([
             *base, f"-I{decls}", f"-I{include}", prebuilt.LAUNCHER_DEFINE,
-            f"-DTVM_FFI_CUDA_LAUNCHER_PART={part}", "-x", "c++", os.path.join(include, header),
+            "-x", "c++", os.path.join(include, header),
             "-c", "-o", os.path.join(work_dir, f"launcher_part{part}.o"),
         ])  # fmt: skip
     pch = os.environ.get("TVM_FFI_PREBUILT_PCH", "1") != "0" and _is_gcc(compiler)

@@ -55,7 +55,6 @@ def part_source(part: int) -> str:
     """The text of runtime translation unit ``part``."""
     return (
         "// Written by tvm_ffi.cpp: part of the CUDA launcher's run-once code.\n"
-        f"#define TVM_FFI_CUDA_LAUNCHER_PART {part}\n"
         f"#include <{PARTS[part]}>\n"
     )
 

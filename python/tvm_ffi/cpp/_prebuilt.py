@@ -62,12 +62,12 @@ BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden")
 
 #: The define of every translation unit of a module that links the launcher's runtime.
 LAUNCHER_DEFINE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
-#: The launcher runtime's translation units and the header each compiles (see
-#: ``include/tvm/ffi/extra/cuda/detail/launcher_linkage.h``): part 1 (images, driver, error
-#: texts) is all in cuda_error.h's family, which parses faster than the whole launcher.
+#: The launcher runtime's translation units and the one header each includes (see
+#: ``include/tvm/ffi/extra/cuda/detail/launcher_linkage.h``): 1 defines images, driver and
+#: error texts, 2 modules and kernels; about equal in cost, they compile in parallel.
 LAUNCHER_PARTS = {
-    1: "tvm/ffi/extra/cuda/detail/cuda_error.h",
-    2: "tvm/ffi/extra/cuda/cubin_launcher.h",
+    1: "tvm/ffi/extra/cuda/detail/launcher_definitions_driver.h",
+    2: "tvm/ffi/extra/cuda/detail/launcher_definitions_modules.h",
 }
 
 #: Under the package: ``tvm_ffi/lib/jit/``.

@@ -107,7 +107,6 @@ void Extended(void* s, float* x, float* y, int n) {
   raw.hStream = (CUstream)s;
   raw.attrs = attrs;
   raw.numAttrs = 1;
-  TVM_FFI_CHECK_CUDA_DRIVER_ERROR(kernel.LaunchEx(raw, args));
   TVM_FFI_CHECK_CUDA_DRIVER_ERROR(kernel.LaunchEx(args, raw));  // apache-tvm-ffi's order
 
   CUkernel handle = kernel.GetHandle();

@@ -75,11 +75,10 @@ def test_errors_without_a_driver(toolchain, has_driver, mode, tmp_path):
     exe = tmp_path / "no_driver"
     sources = []
     if mode == "separate":  # the run-once functions in their own files (launcher_linkage.h)
-        for part in (1, 2):
-            sources.append(tmp_path / f"part{part}.cc")
+        for part in ("driver", "modules"):
+            sources.append(tmp_path / f"{part}.cc")
             sources[-1].write_text(
-                f"#define TVM_FFI_CUDA_LAUNCHER_PART {part}\n"
-                "#include <tvm/ffi/extra/cuda/cubin_launcher.h>\n"
+                f"#include <tvm/ffi/extra/cuda/detail/launcher_definitions_{part}.h>\n"
             )
         sources.append("-DTVM_FFI_CUDA_SEPARATE_LAUNCHER")
     proc = toolchain.gxx(HERE / "no_driver.cc", exe, *map(str, sources))

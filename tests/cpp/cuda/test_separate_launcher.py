@@ -1,7 +1,8 @@
 """The launcher compiled separately (TVM_FFI_CUDA_SEPARATE_LAUNCHER, see
 detail/launcher_linkage.h): code using it compiles cleanly in both modes, a separate-mode
-object leaves the run-once functions to the two launcher parts, which define each of them
-once, and a program linked that way reports errors exactly as a header-only one."""
+object leaves the run-once functions to the two definitions files
+(detail/launcher_definitions_driver.h and _modules.h), which define each of them once, and a
+program linked that way reports errors exactly as a header-only one."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 SEPARATE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
-# The run-once functions, by the two parts that define them.
+# The run-once functions, by the definitions file (1: _driver.h, 2: _modules.h) that has them.
+DEFINITIONS = {
+    1: "tvm/ffi/extra/cuda/detail/launcher_definitions_driver.h",
+    2: "tvm/ffi/extra/cuda/detail/launcher_definitions_modules.h",
+}
 PART_1 = [
     "tvm::ffi::detail::InspectImage(char const*, unsigned long)",
     "tvm::ffi::detail::InspectCubin(char const*, unsigned long, tvm::ffi::detail::ImageInfo*)",
@@ -35,10 +40,7 @@ PART_2 = [
 
 def write_part(directory: Path, part: int) -> Path:
     path = directory / f"launcher_part{part}.cc"
-    path.write_text(
-        f"#define TVM_FFI_CUDA_LAUNCHER_PART {part}\n"
-        "#include <tvm/ffi/extra/cuda/cubin_launcher.h>\n"
-    )
+    path.write_text(f"#include <{DEFINITIONS[part]}>\n")
     return path
 
 
@@ -62,9 +64,12 @@ def test_compiles_in_separate_mode(toolchain, source, tmp_path):
 
 
 @pytest.mark.parametrize("part", [1, 2])
-def test_parts_compile(toolchain, part, tmp_path):
-    proc = toolchain.gxx(write_part(tmp_path, part), tmp_path / "out.o", "-c", "-O2", SEPARATE)
+@pytest.mark.parametrize("flags", [[SEPARATE], []], ids=["with-define", "without-define"])
+def test_parts_compile(toolchain, part, flags, tmp_path):
+    # A definitions file sets the switch itself: the define on its command line is optional.
+    proc = toolchain.gxx(write_part(tmp_path, part), tmp_path / "out.o", "-c", "-O2", *flags)
     assert proc.returncode == 0, proc.stderr
+    assert any(kind == "T" for kind in symbols(tmp_path / "out.o").values())
 
 
 def test_heavy_functions_move_to_the_parts(toolchain, tmp_path):
@@ -125,20 +130,18 @@ def test_library_links_with_the_parts(toolchain, tmp_path):
     assert "undefined reference to `tvm::ffi::CubinModule::" in proc.stderr
 
 
-@pytest.mark.parametrize(
-    ("defines", "message"),
-    [
-        (
-            ["-DTVM_FFI_CUDA_LAUNCHER_PART=1"],
-            "TVM_FFI_CUDA_LAUNCHER_PART defines the launcher's functions for a library "
-            "compiled with TVM_FFI_CUDA_SEPARATE_LAUNCHER: define that too",
-        ),
-        ([SEPARATE, "-DTVM_FFI_CUDA_LAUNCHER_PART=3"], "TVM_FFI_CUDA_LAUNCHER_PART must be 1 or 2"),
-    ],
-)
-def test_bad_part_is_a_compile_error(toolchain, defines, message, tmp_path):
-    source = tmp_path / "part.cc"
-    source.write_text("#include <tvm/ffi/extra/cuda/cubin_launcher.h>\n")
-    proc = toolchain.gxx(source, tmp_path / "out.o", "-c", *defines)
+@pytest.mark.parametrize("part", [1, 2])
+def test_definitions_after_a_header_only_include_is_a_compile_error(toolchain, part, tmp_path):
+    # Included header-only first, the family's functions are inline: the file would define none.
+    source = tmp_path / "late.cc"
+    source.write_text(
+        "#include <tvm/ffi/extra/cuda/base.h>\n" + write_part(tmp_path, part).read_text()
+    )
+    proc = toolchain.gxx(source, tmp_path / "out.o", "-c")
     assert proc.returncode != 0
-    assert f'error: #error "{message}"' in proc.stderr
+    name = DEFINITIONS[part].rsplit("/", 1)[1]
+    message = (
+        f"{name} must come before every other header of the CUDA launcher in its file: they "
+        "were included header-only, so it would define nothing"
+    )
+    assert f'error: #error "{message}"' in proc.stderr, proc.stderr

@@ -142,7 +142,7 @@ void ClusterInfoRaw(TensorView out, int64_t blocks, int64_t cluster) {
   config.numAttrs = 1;
   void* p = out.data_ptr();
   void* args[] = {&p};
-  TVM_FFI_CHECK_CUDA_DRIVER_ERROR(kernel.LaunchEx(config, args));
+  TVM_FFI_CHECK_CUDA_DRIVER_ERROR(kernel.LaunchEx(args, config));
 }
 
 void PdlPair(TensorView x, TensorView tmp, TensorView y) {

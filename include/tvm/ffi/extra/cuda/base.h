@@ -1,11 +1,14 @@
 /*
- * What every CUDA header of this package shares: the launch extent `tvm::ffi::dim3` and the
- * two check macros, TVM_FFI_CHECK_CUDA_ERROR (runtime names) and TVM_FFI_CHECK_CUDA_DRIVER_ERROR
- * (driver names). The macros accept a CUresult, a cudaError_t or a launch result.
+ * The two check macros, TVM_FFI_CHECK_CUDA_ERROR (runtime names) and
+ * TVM_FFI_CHECK_CUDA_DRIVER_ERROR (driver names), and the launch extent `tvm::ffi::dim3`
+ * (dim3.h), as apache-tvm-ffi's base.h brings them. The macros accept a CUresult, a
+ * cudaError_t or a launch result.
  *
- * Nothing here links against CUDA: the runtime's error names are looked up at run time
- * (detail/driver_api.h). <cuda_runtime.h> is included only for its declarations, because code
- * that checks runtime calls with TVM_FFI_CHECK_CUDA_ERROR expects them to come with it.
+ * Nothing here links against CUDA: the error names are looked up at run time, which is why
+ * this header brings the driver loader (detail/driver_api.h, through detail/cuda_error.h)
+ * and, header-only, its definitions; it brings no image parsing. <cuda_runtime.h> is
+ * included only for its declarations, because code that checks runtime calls with
+ * TVM_FFI_CHECK_CUDA_ERROR expects them to come with it.
  */
 #ifndef TVM_FFI_EXTRA_CUDA_BASE_H_
 #define TVM_FFI_EXTRA_CUDA_BASE_H_
@@ -15,23 +18,12 @@
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/error.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
+#include <tvm/ffi/extra/cuda/dim3.h>
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
-
-/*! \brief Grid or block extent; unset dimensions are 1. CUDA's own ::dim3 converts to it. */
-struct dim3 {
-  unsigned int x = 1;
-  unsigned int y = 1;
-  unsigned int z = 1;
-  constexpr dim3() = default;
-  constexpr explicit dim3(unsigned int x) : x(x) {}
-  constexpr dim3(unsigned int x, unsigned int y) : x(x), y(y) {}
-  constexpr dim3(unsigned int x, unsigned int y, unsigned int z) : x(x), y(y), z(z) {}
-  constexpr dim3(const ::dim3& d) : x(d.x), y(d.y), z(d.z) {}  // NOLINT: implicit on purpose
-};
 
 namespace detail {
 // The check macros take either API's result; the codes are the same numbers.

@@ -9,7 +9,8 @@
  *
  * This is the one header launcher code includes; it brings the rest of the family along:
  * base.h (dim3, check macros), launch_config.h (LaunchConfig, LaunchResult),
- * internal/unified_api.h (apache-tvm-ffi's cuda_api names) and embed_cubin.h (the macros).
+ * internal/unified_api.h (apache-tvm-ffi's cuda_api names) and the embed macros of
+ * embed_cubin.h (detail/embed_cubin_macros.h).
  * The run-once functions (loading, lookup, error texts) are defined in the impl headers under
  * detail/: inline by default, or compiled once per library (detail/launcher_linkage.h).
  */
@@ -29,8 +30,8 @@
 #include <tvm/ffi/extra/cuda/launch_config.h>
 #include <tvm/ffi/detail/string.h>
 // Wrappers around a launch are exported functions; the guide's code relies on this include.
-// The launcher's own parts (detail/launcher_linkage.h) need none of it: they skip its parse.
-#ifndef TVM_FFI_CUDA_LAUNCHER_PART
+// The separate launcher's definitions (detail/launcher_definitions_modules.h) need none of it.
+#ifndef TVM_FFI_DETAIL_LAUNCHER_DEFINITIONS
 #include <tvm/ffi/detail/function.h>
 #endif
 
@@ -83,6 +84,16 @@ struct KernelState {
 
   std::string Describe() const;
 };
+
+/*! \brief Codes after which the useful question is "is this image for this GPU?". */
+inline bool IsArchitectureError(int code) {
+  return code == CUDA_ERROR_NO_BINARY_FOR_GPU || code == CUDA_ERROR_INVALID_IMAGE ||
+         code == CUDA_ERROR_INVALID_PTX || code == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+         code == CUDA_ERROR_INVALID_SOURCE;
+}
+
+/*! \brief "image holds sm_80 (cubin) but device 0 is sm_90"; device < 0 means "unknown". */
+std::string ArchitectureNote(const ImageInfo& info, int device);
 
 [[noreturn]] void ThrowCudaFailure(const std::string& op, int code,
                                    const std::string& details = "");
@@ -169,10 +180,6 @@ class CubinKernel {
       }
     }
     return LaunchRaw(config, args);
-  }
-  /*! \brief The same launch, configuration first (this package's original order). */
-  LaunchResult LaunchEx(const CUlaunchConfig& config, void** args) const {
-    return LaunchEx(args, config);
   }
 
   /*!
@@ -408,12 +415,13 @@ class CubinModule {
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to part 2.
-#if TVM_FFI_DETAIL_LAUNCHER_PART == 0 || TVM_FFI_DETAIL_LAUNCHER_PART == 2
+// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to
+// detail/launcher_definitions_modules.h.
+#ifndef TVM_FFI_CUDA_SEPARATE_LAUNCHER
 #include <tvm/ffi/extra/cuda/detail/cubin_launcher_impl.h>
 #endif
 
-// The macros that declare embedded images; after the classes they expand to.
-#include <tvm/ffi/extra/cuda/embed_cubin.h>
+// The macros that declare embedded images (embed_cubin.h); after the classes they expand to.
+#include <tvm/ffi/extra/cuda/detail/embed_cubin_macros.h>
 
 #endif  // TVM_FFI_EXTRA_CUDA_CUBIN_LAUNCHER_H_

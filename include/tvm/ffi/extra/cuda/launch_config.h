@@ -10,7 +10,7 @@
 #include <driver_types.h>
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/error.h>
-#include <tvm/ffi/extra/cuda/base.h>
+#include <tvm/ffi/extra/cuda/dim3.h>
 
 #include <cstdint>
 #include <cstring>

@@ -223,8 +223,9 @@ std::string DescribeArchs(const ImageInfo& info);
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to part 1.
-#if TVM_FFI_DETAIL_LAUNCHER_PART == 0 || TVM_FFI_DETAIL_LAUNCHER_PART == 1
+// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to
+// detail/launcher_definitions_driver.h.
+#ifndef TVM_FFI_CUDA_SEPARATE_LAUNCHER
 #include <tvm/ffi/extra/cuda/detail/cubin_image_impl.h>
 #endif
 

@@ -1,11 +1,10 @@
 /*
- * The definitions of detail/cubin_image.h's checks (see detail/launcher_linkage.h for where
- * they are compiled); the rules they apply are described there.
+ * The definitions of detail/cubin_image.h's checks; the rules they apply are described there.
+ * Included after that header's declarations, by it or by launcher_definitions_driver.h (see
+ * detail/launcher_linkage.h), so it includes nothing of its family.
  */
 #ifndef TVM_FFI_EXTRA_CUDA_DETAIL_CUBIN_IMAGE_IMPL_H_
 #define TVM_FFI_EXTRA_CUDA_DETAIL_CUBIN_IMAGE_IMPL_H_
-
-#include <tvm/ffi/extra/cuda/detail/cubin_image.h>
 
 #include <cstdint>
 #include <cstdio>

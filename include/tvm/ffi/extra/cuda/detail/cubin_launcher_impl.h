@@ -1,12 +1,10 @@
 /*
  * The definitions of cubin_launcher.h's run-once functions: loading modules, looking up
- * kernels, shared-memory and argument checks, failures (see detail/launcher_linkage.h for
- * where they are compiled).
+ * kernels, shared-memory and argument checks, failures. Included after that header's
+ * declarations, by it or by launcher_definitions_modules.h (see detail/launcher_linkage.h).
  */
 #ifndef TVM_FFI_EXTRA_CUDA_DETAIL_CUBIN_LAUNCHER_IMPL_H_
 #define TVM_FFI_EXTRA_CUDA_DETAIL_CUBIN_LAUNCHER_IMPL_H_
-
-#include <tvm/ffi/extra/cuda/cubin_launcher.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -19,6 +17,27 @@ TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
 namespace detail {
+
+TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE std::string ArchitectureNote(const ImageInfo& info,
+                                                                         int device) {
+  std::string note = "image holds " + DescribeArchs(info);
+  try {
+    const DriverApi& api = DriverApi::Get();
+    CUdevice dev = 0;
+    if (device < 0) device = 0;
+    int major = 0, minor = 0;
+    if (api.DeviceGet(&dev, device) == CUDA_SUCCESS &&
+        api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ==
+            CUDA_SUCCESS &&
+        api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ==
+            CUDA_SUCCESS) {
+      note += " but device " + std::to_string(device) + " is sm_" + std::to_string(major) +
+              std::to_string(minor);
+    }
+  } catch (...) {
+  }
+  return note;
+}
 
 TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void ThrowCudaFailure(const std::string& op, int code,
                                                                   const std::string& details) {

@@ -1,7 +1,8 @@
 /*
- * Turning CUDA result codes into messages: driver and runtime names, the architecture note,
- * and the per-thread record that lets TVM_FFI_CHECK_CUDA_*_ERROR say which kernel failed.
- * Everything here runs only once something has already gone wrong.
+ * Turning CUDA result codes into messages: driver and runtime names, and the per-thread
+ * record that lets TVM_FFI_CHECK_CUDA_*_ERROR say which kernel failed. Everything here runs
+ * only once something has already gone wrong. (The architecture note of a failed load is the
+ * launcher's: detail/cubin_launcher_impl.h.)
  */
 #ifndef TVM_FFI_EXTRA_CUDA_DETAIL_CUDA_ERROR_H_
 #define TVM_FFI_EXTRA_CUDA_DETAIL_CUDA_ERROR_H_
@@ -9,7 +10,6 @@
 #include <cuda.h>
 #include <driver_types.h>
 #include <tvm/ffi/base.h>
-#include <tvm/ffi/extra/cuda/detail/cubin_image.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api.h>
 #include <tvm/ffi/extra/cuda/detail/launcher_linkage.h>
 
@@ -26,16 +26,6 @@ std::string DriverErrorText(int code);
 
 /*! \brief "cudaErrorInvalidValue (1): invalid argument". Never throws. */
 std::string RuntimeErrorText(int code);
-
-/*! \brief Codes after which the useful question is "is this image for this GPU?". */
-inline bool IsArchitectureError(int code) {
-  return code == CUDA_ERROR_NO_BINARY_FOR_GPU || code == CUDA_ERROR_INVALID_IMAGE ||
-         code == CUDA_ERROR_INVALID_PTX || code == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
-         code == CUDA_ERROR_INVALID_SOURCE;
-}
-
-/*! \brief "image holds sm_80 (cubin) but device 0 is sm_90"; device < 0 means "unknown". */
-std::string ArchitectureNote(const ImageInfo& info, int device);
 
 /*!
  * \brief Which launch failed last on this thread, for the check macros. Written only when a
@@ -68,8 +58,9 @@ std::string TakeLaunchFailureNote(int code);
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to part 1.
-#if TVM_FFI_DETAIL_LAUNCHER_PART == 0 || TVM_FFI_DETAIL_LAUNCHER_PART == 1
+// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to
+// detail/launcher_definitions_driver.h.
+#ifndef TVM_FFI_CUDA_SEPARATE_LAUNCHER
 #include <tvm/ffi/extra/cuda/detail/cuda_error_impl.h>
 #endif
 

@@ -1,12 +1,11 @@
 /*
- * The definitions of detail/cuda_error.h's messages (see detail/launcher_linkage.h for where
- * they are compiled).
+ * The definitions of detail/cuda_error.h's messages. Included after that header's
+ * declarations, by it or by launcher_definitions_driver.h (see detail/launcher_linkage.h).
  */
 #ifndef TVM_FFI_EXTRA_CUDA_DETAIL_CUDA_ERROR_IMPL_H_
 #define TVM_FFI_EXTRA_CUDA_DETAIL_CUDA_ERROR_IMPL_H_
 
 #include <cuda.h>
-#include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 
 #include <cstdio>
 #include <string>
@@ -36,27 +35,6 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE std::string RuntimeErrorText(int cod
     return std::string(names.name(code)) + " (" + std::to_string(code) + "): " + names.text(code);
   }
   return "cudaError (" + std::to_string(code) + "): no name available (libcudart is not loaded)";
-}
-
-TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE std::string ArchitectureNote(const ImageInfo& info,
-                                                                         int device) {
-  std::string note = "image holds " + DescribeArchs(info);
-  try {
-    const DriverApi& api = DriverApi::Get();
-    CUdevice dev = 0;
-    if (device < 0) device = 0;
-    int major = 0, minor = 0;
-    if (api.DeviceGet(&dev, device) == CUDA_SUCCESS &&
-        api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ==
-            CUDA_SUCCESS &&
-        api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ==
-            CUDA_SUCCESS) {
-      note += " but device " + std::to_string(device) + " is sm_" + std::to_string(major) +
-              std::to_string(minor);
-    }
-  } catch (...) {
-  }
-  return note;
 }
 
 TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void SetLaunchFailure(int code,

@@ -168,8 +168,9 @@ int LaunchDevice(const DriverApi& api, CUstream stream);
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to part 1.
-#if TVM_FFI_DETAIL_LAUNCHER_PART == 0 || TVM_FFI_DETAIL_LAUNCHER_PART == 1
+// The definitions: here unless TVM_FFI_CUDA_SEPARATE_LAUNCHER moves them to
+// detail/launcher_definitions_driver.h.
+#ifndef TVM_FFI_CUDA_SEPARATE_LAUNCHER
 #include <tvm/ffi/extra/cuda/detail/driver_api_impl.h>
 #endif
 

@@ -1,6 +1,6 @@
 /*
- * The definitions of detail/driver_api.h's run-once functions (see detail/launcher_linkage.h
- * for where they are compiled).
+ * The definitions of detail/driver_api.h's run-once functions. Included after that header's
+ * declarations, by it or by launcher_definitions_driver.h (see detail/launcher_linkage.h).
  */
 #ifndef TVM_FFI_EXTRA_CUDA_DETAIL_DRIVER_API_IMPL_H_
 #define TVM_FFI_EXTRA_CUDA_DETAIL_DRIVER_API_IMPL_H_
@@ -8,7 +8,6 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <tvm/ffi/detail/error.h>
-#include <tvm/ffi/extra/cuda/detail/driver_api.h>
 
 #include <string>
 #include <type_traits>

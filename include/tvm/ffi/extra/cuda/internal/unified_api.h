@@ -7,6 +7,9 @@
  * The functions return the driver's CUresult and do nothing else: no error recording, no
  * context set-up. Where the driver cannot be loaded at all they throw RuntimeError (as every
  * other entry point of this package does); GetErrorString never throws.
+ *
+ * The path is apache-tvm-ffi's, kept so that its users' includes work: despite the folder's
+ * name this header is public API. This package's word for "not public" is detail/.
  */
 #ifndef TVM_FFI_EXTRA_CUDA_INTERNAL_UNIFIED_API_H_
 #define TVM_FFI_EXTRA_CUDA_INTERNAL_UNIFIED_API_H_
