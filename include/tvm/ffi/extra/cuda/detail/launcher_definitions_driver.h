@@ -15,6 +15,8 @@
 #define TVM_FFI_CUDA_SEPARATE_LAUNCHER 1
 #endif
 
+// clang-format off: the declarations first, then the definitions (no *_impl.h
+// includes its declaring header).
 #include <tvm/ffi/extra/cuda/detail/cubin_image.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api.h>
@@ -22,5 +24,6 @@
 #include <tvm/ffi/extra/cuda/detail/cubin_image_impl.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error_impl.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api_impl.h>
+// clang-format on
 
 #endif  // TVM_FFI_EXTRA_CUDA_DETAIL_LAUNCHER_DEFINITIONS_DRIVER_H_

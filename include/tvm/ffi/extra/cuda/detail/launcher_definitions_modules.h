@@ -17,8 +17,11 @@
 // Wrappers need cubin_launcher.h to bring function.h; these definitions do not (a faster parse).
 #define TVM_FFI_DETAIL_LAUNCHER_DEFINITIONS 1
 
+// clang-format off: the declarations first, then the definitions (no *_impl.h
+// includes its declaring header).
 #include <tvm/ffi/extra/cuda/cubin_launcher.h>
 
 #include <tvm/ffi/extra/cuda/detail/cubin_launcher_impl.h>
+// clang-format on
 
 #endif  // TVM_FFI_EXTRA_CUDA_DETAIL_LAUNCHER_DEFINITIONS_MODULES_H_
