@@ -25,7 +25,7 @@ _ARCH_HELD = re.compile(r"(?:sm|compute)_(\d+[af]?)\Z")
 def _fatbinary() -> str:
     tried = []
     try:
-        from tvm_ffi.cpp._toolchain import find_cuda_tool
+        from tvm_ffi._cuda_toolkit import find_cuda_binary as find_cuda_tool
     except ImportError:
         find_cuda_tool = None
     if find_cuda_tool is not None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tvm_ffi import _cuda_driver, cpp
-from tvm_ffi.cpp import _arch, _cuda, _toolchain
+from tvm_ffi import _cuda_driver, _cuda_toolkit, cpp
+from tvm_ffi.cpp import _arch, _toolchain
 from tvm_ffi.cpp._arch import Arch
 
 KERNEL = '__global__ void nothing() {}\nextern "C" int plain_answer() { return 42; }\n'
@@ -144,7 +144,7 @@ def test_warm_cuda_build_asks_no_driver_and_spawns_no_process(fake_gpus, monkeyp
     # A fresh process: nothing in memory, the driver and processes forbidden.
     _fresh_process(monkeypatch)
     _toolchain._identity_memo.clear()
-    _cuda._search.cache_clear()  # where CUDA is: from the cache's record (or PATH)
+    _cuda_toolkit._search.cache_clear()  # where CUDA is: from the cache's record (or PATH)
     _no_driver(monkeypatch)
 
     def refuse(*args, **kwargs):
