@@ -19,10 +19,11 @@ import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import tvm_ffi
+
 from .. import _cuda_toolkit, _log
 from .._apache_abi import vet
 from .._private_dir import open_private_dir
-from .._version import __version__
 from . import (
     _arch,
     _build,
@@ -257,7 +258,7 @@ def _key(
 ) -> str:
     hasher = _cache.KeyHasher()
     hasher.add("recipe", _hit_index.RECIPE)
-    hasher.add("version", __version__)
+    hasher.add("version", tvm_ffi.__version__)  # looked up per call, never bound at import
     hasher.add("headers", _hit_index.header_fingerprint(_hit_index.include_dir()))
     # build.ninja holds every flag, include path, tool path and target arch.
     hasher.add("ninja", ninja_text)
@@ -653,6 +654,4 @@ def build_and_load(spec: Spec, build_directory: str | os.PathLike | None, verbos
 
 def load_library(path: Path):
     """``tvm_ffi.load_module(path)``; it reloads a library rebuilt at the same path."""
-    import tvm_ffi
-
     return tvm_ffi.load_module(path)
