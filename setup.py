@@ -301,11 +301,12 @@ class BuildExt(build_ext):
 
 CORE = Pybind11Extension(
     "tvm_ffi._core",
-    sorted(glob("src/python/*.cc")),
+    # Two products in one module: core/ (functions, modules, objects, tensors across the
+    # C ABI) and cuda/ (tvm_ffi.cuda's kernel launches), which builds on core/.
+    sorted(glob("src/python/core/*.cc") + glob("src/python/cuda/*.cc")),
     # cuda_decls first: its cuda.h stands in for the toolkit's, which is never looked for.
-    include_dirs=["src/python/cuda_decls", "include"],
-    depends=sorted(glob("src/python/*.h") + glob("src/python/cuda_decls/*.h"))
-    + _tree_files("include"),
+    include_dirs=["src/python/cuda_decls", "src/python", "include"],
+    depends=sorted(glob("src/python/*/*.h")) + _tree_files("include"),
     cxx_std=17,
     extra_compile_args=COMPILE_ARGS,
     extra_link_args=LINK_ARGS,

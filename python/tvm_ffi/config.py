@@ -30,7 +30,7 @@ __all__ = [
     "main",
 ]
 
-# os.path, not pathlib: a JIT cache hit asks for the include directory (see cpp._hits).
+# os.path, not pathlib: a JIT cache hit asks for the include directory (see cpp._hit_index).
 _PACKAGE = os.path.dirname(os.path.realpath(__file__))
 # A source checkout (or an editable install) has no copies in the package: the repo's
 # top-level folders are the real thing.

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import stat
 
+from ._apache_abi import load_checked
 from ._core import Function, Module
 from ._core import load_module as _load_module
-from ._foreign import load_checked
+from ._elf_check import file_kind, library_problem
 
 __all__ = ["Function", "Module", "load_module"]
 
@@ -54,8 +55,6 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
 
 
 def _check_file(name: str) -> os.stat_result:
-    from ._elf_check import file_kind, library_problem
-
     # O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it just below.
     fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:

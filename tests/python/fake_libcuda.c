@@ -300,7 +300,7 @@ cuGetProcAddress_v2(const char* name, void** fn, int version, cuuint64_t flags,
   return CUDA_ERROR_NOT_FOUND;
 }
 
-/* Exported by name for the extension's device guard (src/python/cuda_guard.cc), which binds
+/* Exported by name for the extension's device guard (src/python/core/cuda_guard.cc), which binds
  * these with dlsym when a CUDA tensor is passed. */
 __attribute__((visibility("default"))) CUresult cuInit(unsigned int flags) { return Init(flags); }
 __attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice* d, int i) {

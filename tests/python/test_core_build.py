@@ -93,7 +93,7 @@ def test_core_sources_never_see_a_cuda_toolkit():
         assert set(cuda.values()) <= {DECLS}, f"{source}: {cuda}"
     # The launcher's two sources do include them (else this test checks nothing).
     proc = subprocess.run(
-        [cxx, "-M", *_core_flags(setup_module), str(REPO / "src/python/cuda_launch.cc")],
+        [cxx, "-M", *_core_flags(setup_module), str(REPO / "src/python/cuda/cuda_launch.cc")],
         capture_output=True,
         text=True,
         check=True,

@@ -2,8 +2,9 @@
 signature strings, grid/block values, argument packing against a layout, the exact errors
 for wrong counts, sizes, ranges and devices, LaunchConfig and the {arch: image} choice.
 
-Everything here runs in _core's driver-free half (_cuda_param_layout, _cuda_parse_signature,
-_cuda_dim3, _cuda_pack_args), the code the GPU launch path runs before cuLaunchKernel.
+Everything here runs the driver-free half of _core's launch code, the code the GPU launch
+path runs before cuLaunchKernel, through a test-only extension built from the same sources
+(``hooks``: param_layout, parse_signature, dim3, pack_args; see cuda_test_hooks.cc).
 """
 
 from __future__ import annotations
@@ -16,9 +17,16 @@ import sys
 
 import pytest
 
-from tvm_ffi import _core
-
 numpy = pytest.importorskip("numpy")
+
+hooks = None  # the test-only extension, set once per module by the fixture below
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _hooks(cuda_test_hooks):
+    global hooks
+    hooks = cuda_test_hooks
+
 
 KERNELS_CU = r"""
 struct Pair { double a; char b; };
@@ -67,35 +75,35 @@ def images(tmp_path_factory):
 @pytest.mark.parametrize("kind", ["cubin", "fatbin"])
 def test_layout_from_image(images, kind):
     image = images[kind]
-    assert _core._cuda_param_layout(image, "mixed") == MIXED
-    assert _core._cuda_param_layout(image, "no_params") == []
-    assert _core._cuda_param_layout(image, "vectors") == [(0, 16), (16, 1), (32, 16)]
-    assert _core._cuda_param_layout(image, "add") == [(0, 8), (8, 8), (16, 8), (24, 4)]
-    assert _core._cuda_param_layout(image, "_Z7mangledPiy") == [(0, 8), (8, 8)]
+    assert hooks.param_layout(image, "mixed") == MIXED
+    assert hooks.param_layout(image, "no_params") == []
+    assert hooks.param_layout(image, "vectors") == [(0, 16), (16, 1), (32, 16)]
+    assert hooks.param_layout(image, "add") == [(0, 8), (8, 8), (16, 8), (24, 4)]
+    assert hooks.param_layout(image, "_Z7mangledPiy") == [(0, 8), (8, 8)]
 
 
 def test_layout_of_missing_kernel_is_none(images):
-    assert _core._cuda_param_layout(images["cubin"], "missing") is None
+    assert hooks.param_layout(images["cubin"], "missing") is None
     # A prefix of a kernel's name is not that kernel.
-    assert _core._cuda_param_layout(images["cubin"], "add_on") is None
+    assert hooks.param_layout(images["cubin"], "add_on") is None
 
 
 def test_layout_matches_signature(images):
     sig = "const float* x, float* y, int n, double d, char c, long long q, short s"
-    parsed = [(o, s) for o, s, _ in _core._cuda_parse_signature(sig)]
+    parsed = [(o, s) for o, s, _ in hooks.parse_signature(sig)]
     assert parsed == MIXED[:7]
 
 
 def test_layout_of_ptx_and_garbage_is_none(images):
-    assert _core._cuda_param_layout(b".version 8.0\n.target sm_80\n", "add") is None
-    assert _core._cuda_param_layout(b"", "add") is None
-    assert _core._cuda_param_layout(b"\x7fELF" + b"\0" * 60, "add") is None
+    assert hooks.param_layout(b".version 8.0\n.target sm_80\n", "add") is None
+    assert hooks.param_layout(b"", "add") is None
+    assert hooks.param_layout(b"\x7fELF" + b"\0" * 60, "add") is None
 
 
 def test_truncated_images_never_crash(images):
     image = images["cubin"]
     for cut in range(0, len(image), max(1, len(image) // 97)):
-        layout = _core._cuda_param_layout(image[:cut], "mixed")
+        layout = hooks.param_layout(image[:cut], "mixed")
         assert layout is None or layout == MIXED
 
 
@@ -121,13 +129,13 @@ def test_corrupt_kparam_records_give_no_layout(images):
     # Two records with one ordinal: not a layout.
     dup = bytearray(image)
     dup[second + 8 : second + 10] = image[first + 8 : first + 10]
-    assert _core._cuda_param_layout(bytes(dup), "mixed") is None
+    assert hooks.param_layout(bytes(dup), "mixed") is None
     # A record whose length runs past its section's end.
     long = bytearray(image)
     long[first + 2 : first + 4] = struct.pack("<H", 0xFFFF)
-    assert _core._cuda_param_layout(bytes(long), "mixed") is None
+    assert hooks.param_layout(bytes(long), "mixed") is None
     # A section that runs past the image.
-    assert _core._cuda_param_layout(image[: offset + size - 1], "mixed") is None
+    assert hooks.param_layout(image[: offset + size - 1], "mixed") is None
 
 
 # ---- signatures -----------------------------------------------------------------------------
@@ -138,7 +146,7 @@ def test_signature_types():
         "const float* __restrict__ x, void *p, int n, unsigned int u, int64_t q, uint64_t w, "
         "float f, double d, bool b, short s, std::size_t z"
     )
-    assert _core._cuda_parse_signature(sig) == [
+    assert hooks.parse_signature(sig) == [
         (0, 8, "pointer"),
         (8, 8, "pointer"),
         (16, 4, "int32"),
@@ -155,10 +163,10 @@ def test_signature_types():
 
 def test_signature_with_name_and_parens():
     want = [(0, 8, "pointer"), (8, 4, "int32")]
-    assert _core._cuda_parse_signature("void k(float* x, int n)") == want
-    assert _core._cuda_parse_signature("(float*, int)") == want
-    assert _core._cuda_parse_signature("") == []
-    assert _core._cuda_parse_signature("void") == []
+    assert hooks.parse_signature("void k(float* x, int n)") == want
+    assert hooks.parse_signature("(float*, int)") == want
+    assert hooks.parse_signature("") == []
+    assert hooks.parse_signature("void") == []
 
 
 def test_signature_errors():
@@ -167,9 +175,9 @@ def test_signature_errors():
         match=r"^cannot read the signature 'float\*, quux n': parameter 2 \('quux n'\) is not "
         r"a pointer or a known scalar type$",
     ):
-        _core._cuda_parse_signature("float*, quux n")
+        hooks.parse_signature("float*, quux n")
     with pytest.raises(ValueError, match=r"^cannot read the signature 'k\(int': unbalanced"):
-        _core._cuda_parse_signature("k(int")
+        hooks.parse_signature("k(int")
 
 
 # ---- grid and block -------------------------------------------------------------------------
@@ -179,27 +187,27 @@ def test_signature_errors():
     "value, want", [(7, (7, 1, 1)), ((7,), (7, 1, 1)), ((2, 3), (2, 3, 1)), ((2, 3, 4), (2, 3, 4))]
 )
 def test_dim3(value, want):
-    assert _core._cuda_dim3(value, "grid") == want
+    assert hooks.dim3(value, "grid") == want
 
 
 @pytest.mark.parametrize("value", [0, (0, 1), (1, -2), 2**32, (1, 1, 2**32)])
 def test_dim3_out_of_range(value):
     want = rf"^block must be 1 to 3 ints from 1 to 4294967295 \(got {re.escape(repr(value))}\)$"
     with pytest.raises(ValueError, match=want):
-        _core._cuda_dim3(value, "block")
+        hooks.dim3(value, "block")
 
 
 @pytest.mark.parametrize("value", [(), (1, 2, 3, 4), "4", 2.0, (1, 2.0), True, [1, 2]])
 def test_dim3_wrong_type(value):
     with pytest.raises(TypeError, match=r"^grid must be an int or a tuple of 1 to 3 ints \(got "):
-        _core._cuda_dim3(value, "grid")
+        hooks.dim3(value, "grid")
 
 
 # ---- packing --------------------------------------------------------------------------------
 
 
 def _pack(params, *args, accept_host=False):
-    return _core._cuda_pack_args(params, args, accept_host)
+    return hooks.pack_args(params, args, accept_host)
 
 
 def test_pack_ints_and_floats_sized_by_layout():

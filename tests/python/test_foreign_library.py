@@ -8,7 +8,7 @@ import re
 import pytest
 
 import tvm_ffi
-from tvm_ffi import _foreign
+from tvm_ffi import _apache_abi
 
 # What apache-tvm-ffi's export macro leaves behind: an entry with its signature that
 # reports errors through its runtime library.
@@ -98,8 +98,8 @@ def test_our_own_libraries_and_other_files_show_no_evidence(build_library, tmp_p
         "TVM_FFI_DLL_EXPORT_TYPED_FUNC(n, n);\n",
         out=tmp_path / "libours.so",
     )
-    assert _foreign.apache_evidence(str(ours)) is None
+    assert _apache_abi.apache_evidence(str(ours)) is None
     (tmp_path / "text.so").write_text("not a library")
-    assert _foreign.apache_evidence(str(tmp_path / "text.so")) is None
+    assert _apache_abi.apache_evidence(str(tmp_path / "text.so")) is None
     with pytest.raises(OSError, match=r"^cannot load library '.*text\.so': "):
         tvm_ffi.load_module(tmp_path / "text.so")  # the loader's own reason, unchanged

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import tvm_ffi
-from tvm_ffi import _elf, _foreign, libinfo
+from tvm_ffi import _apache_abi, _elf, libinfo
 
 OBJECTS_LIB = Path(__file__).with_name("objects_lib.cc")
 INCLUDE = Path(__file__).resolve().parents[2] / "include"
@@ -66,7 +66,7 @@ def test_a_library_linked_with_ltvm_ffi_loads(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "libtvm_ffi.so" in _elf.needed_libraries(out)
-    assert _foreign.apache_evidence(str(out)) is None  # our registry's symbols are no evidence
+    assert _apache_abi.apache_evidence(str(out)) is None  # our registry's symbols are no evidence
     # No rpath nor LD_LIBRARY_PATH: the copy _core loaded satisfies the DT_NEEDED by soname.
     got = _run(
         "import tvm_ffi\n"

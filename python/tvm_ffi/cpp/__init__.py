@@ -26,9 +26,9 @@ __all__ = [
 
 _LAZY = {
     "BuildError": "._build",
-    "ManyBuildError": "._many",
-    "build_inline_many": "._many",
-    "load_inline_many": "._many",
+    "ManyBuildError": "._inline_many",
+    "build_inline_many": "._inline_many",
+    "load_inline_many": "._inline_many",
 }
 
 

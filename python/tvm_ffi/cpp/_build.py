@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from pathlib import Path
 
+from ._env import python_executable
+from ._prebuilt import ninja_launch
+
 __all__ = [
     "BuildError",
     "first_error_line",
@@ -257,9 +260,6 @@ def run_ninja(
     if jobs is not None:
         args += ["-j", str(jobs)]
     shown = " ".join([str(ninja), "-C", str(build_dir), *args])
-    from ._env import python_executable
-    from ._prebuilt import ninja_launch
-
     # The package's small program, else the same steps in a Python interpreter (slower).
     native = ninja_launch()
     starter = [native] if native else [python_executable(), "-I", "-S", "-c", _LAUNCH]

@@ -17,7 +17,7 @@ to ``<name>.so``, which never replaces an existing file; ninja itself never writ
 name, so a build step left running by a killed builder cannot replace it either.
 
 Every step inside the cache goes through directory descriptors opened with
-``O_NOFOLLOW`` (see :mod:`._private_dir`): a symbolic link there is never followed.
+``O_NOFOLLOW`` (see :mod:`tvm_ffi._private_dir`): a symbolic link there is never followed.
 """
 
 from __future__ import annotations
@@ -29,7 +29,13 @@ import os
 import stat
 import sys
 
-from ._private_dir import DIR_FLAGS, PrivateDirError, open_private_dir
+from .._private_dir import (
+    DIR_FLAGS,
+    PrivateDirError,
+    open_private_dir,
+    replace_at,
+    replace_atomically,  # noqa: F401  (re-exported: _arch writes its record through it)
+)
 
 # A cache hit imports this module: what only a build needs (fcntl, time, math, pathlib) is
 # imported where it is used.
@@ -342,7 +348,7 @@ def write_if_changed(dir_fd: int, directory: Path, relpath: str, data: bytes) ->
                     return False
             finally:
                 os.close(old)
-        _replace_at(fd, name, data, shown=str(directory / relpath))
+        replace_at(fd, name, data, shown=str(directory / relpath))
     return True
 
 
@@ -351,39 +357,6 @@ def _read_all(fd: int) -> bytes:
     while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _replace_at(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
-    # Per process and thread: concurrent writers of the same file never share a temp name.
-    tmp = f"{name}.{os.getpid()}.{_thread.get_ident()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(tmp, flags, 0o644, dir_fd=dir_fd)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException as err:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
-        if isinstance(err, OSError) and err.filename is None:
-            # os.write names no file: a full disk would otherwise say only "[Errno 28]".
-            raise type(err)(err.errno, err.strerror, shown) from None
-        raise
-
-
-def replace_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` (a file under the checked cache root) through a temp
-    file, fsync and a rename: readers see the whole old file or the whole new one."""
-    fd = os.open(path.parent, DIR_FLAGS)
-    try:
-        _replace_at(fd, path.name, data, shown=str(path))
-    finally:
-        os.close(fd)
 
 
 def clean_entry(dir_fd: int, keep: tuple[str, ...] = ("lock",)) -> None:
@@ -467,7 +440,7 @@ def _link(src_dir: int, src_name: str, dst_dir: int, dst_name: str) -> None:
     finally:
         os.close(src)
     tmp = f".{dst_name}.{os.getpid()}.{_thread.get_ident()}.copy"
-    _replace_at(dst_dir, tmp, data, shown=dst_name)
+    replace_at(dst_dir, tmp, data, shown=dst_name)
     try:
         os.stat(dst_name, dir_fd=dst_dir, follow_symlinks=False)
     except FileNotFoundError:

@@ -170,8 +170,8 @@ def _publish(built: str | Path, output: Path | None) -> str:
     return str(output)
 
 
-# _library (tool discovery, ninja, the full key) is imported on a miss only: a cache hit
-# in a fresh process goes through _hits.find alone. It is imported here, not at the top,
+# _cached_build (tool discovery, ninja, the full key) is imported on a miss only: a cache hit
+# in a fresh process goes through _hit_index.find alone. It is imported here, not at the top,
 # also because the build machinery needs Linux (flock, O_NOFOLLOW) and importing
 # tvm_ffi.cpp elsewhere must still work, so that require_linux can speak first.
 
@@ -182,16 +182,16 @@ def _indexed_hit(spec: _spec.Spec, build_directory, verbose: bool) -> str | None
         from . import _env
 
         _env.require_linux(spec.api)
-    from . import _hits
+    from . import _hit_index
 
-    return _hits.find(spec, build_directory, verbose)
+    return _hit_index.find(spec, build_directory, verbose)
 
 
 def _build_library(spec: _spec.Spec, build_directory, verbose: bool) -> str | Path:
     found = _indexed_hit(spec, build_directory, verbose)
     if found is not None:
         return found
-    from ._library import build_library
+    from ._cached_build import build_library
 
     return build_library(spec, build_directory, verbose)
 
@@ -202,11 +202,11 @@ def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
         # Built by this package into its private cache, and found sound by the lookup (an
         # ELF library for this CPU, whole, reached without following a link): load_module's
         # file check would repeat that, and a library that fails its apache-tvm-ffi binary
-        # check (_foreign) is never recorded (see _library._indexable).
+        # check (_apache_abi) is never recorded (see _cached_build._indexable).
         from tvm_ffi._core import load_module
 
         return load_module(found)
-    from ._library import build_and_load
+    from ._cached_build import build_and_load
 
     return build_and_load(spec, build_directory, verbose)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import _prebuilt, _route
+from . import _host_cuda, _prebuilt
 from ._spec import PRELUDE_INCLUDES, Spec
 
 __all__ = [
@@ -99,7 +99,7 @@ def runtime_flags(spec: Spec) -> list[str] | None:
         seen.add(tuple(_without_prelude(spec.cflags)))
     if spec.has_cuda_sources:
         # What nvcc (or the host compile of cuda.cu) passes to the host compiler.
-        host = _route.host_flags("", spec.cuda_cflags)
+        host = _host_cuda.host_flags("", spec.cuda_cflags)
         if host is None:
             return None
         seen.add(tuple(_without_prelude(host)))

@@ -54,8 +54,8 @@ class BuildPlan:
     launcher: list[str] = field(default_factory=list)
     cuda_launcher: list[str] = field(default_factory=list)
     targets: str = ""  # the CUDA architectures and where they came from, for the log
-    cuda_host_cflags: list[str] = field(default_factory=list)  # see _route.host_flags
-    # An assembler file holding ``embeds`` that the link assembles (see _images): then
+    cuda_host_cflags: list[str] = field(default_factory=list)  # see _host_cuda.host_flags
+    # An assembler file holding ``embeds`` that the link assembles (see _embed_asm): then
     # no embed step runs.
     embed_asm: str | None = None
     # (file, text) of sources the builder writes into the build directory (see _launcher).

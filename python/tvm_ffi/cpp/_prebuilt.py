@@ -158,11 +158,11 @@ def current() -> tuple[Path, dict] | None:
 def _find_current() -> tuple[Path, dict] | None:
     import tvm_ffi
 
-    from . import _hits
+    from . import _hit_index
 
     folder = Path(tvm_ffi.__file__).parent.joinpath(*FOLDER)
     stamp = read_stamp(folder)
-    if stamp is None or stamp.get("headers") != headers_digest(_hits.include_dir()):
+    if stamp is None or stamp.get("headers") != headers_digest(_hit_index.include_dir()):
         return None
     return folder, stamp
 

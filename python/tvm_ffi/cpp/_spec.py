@@ -59,13 +59,13 @@ class Spec:
     docs: dict[str, str]
     object_output: bool  # a relocatable object (``output="x.o"``) instead of a .so
     # The CUDA headers even without CUDA sources or images: the objects of a build whose
-    # images are linked in a separate step (see _library._two_level).
+    # images are linked in a separate step (see _cached_build._two_level).
     cuda_runtime: bool
     # ``files`` are published cache entries whose path names their key: hashed by path.
     keyed_files: bool
-    # The file stem when it must not depend on the module name (see _library._two_level).
+    # The file stem when it must not depend on the module name (see _cached_build._two_level).
     entry_stem: str | None
-    # cudart without CUDA sources: the link of objects made from them (_library._two_level).
+    # cudart without CUDA sources: the link of objects made from them (_cached_build._two_level).
     link_cudart: bool
     archs: list | None  # arch=: a list of _arch.Arch, None for the default choice
 

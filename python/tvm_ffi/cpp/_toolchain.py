@@ -1,5 +1,5 @@
 """Find the tools a JIT build runs: the C++ compiler (and its launcher, such as ccache),
-ninja, and (through ``_cuda``) CUDA.
+ninja, and (through ``tvm_ffi._cuda_toolkit``) CUDA.
 
 Everything is looked up lazily, on the first build that needs it, and cached per
 process keyed by the environment variables it depends on (so a test or a user who
@@ -18,7 +18,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ._cache import replace_atomically
+from .. import _cuda_toolkit
+from .._private_dir import replace_atomically
 
 __all__ = [
     "find_cuda_home",
@@ -33,8 +34,9 @@ __all__ = [
 
 
 def find_cuda_home() -> Path:
-    """Return the root of the CUDA toolkit that has nvcc (see :mod:`._cuda` for the search:
-    ``CUDA_HOME``, ``CUDA_PATH``, ``nvcc`` on ``PATH``, cuda-pathfinder, ``/usr/local/cuda``...).
+    """Return the root of the CUDA toolkit that has nvcc (see :mod:`tvm_ffi._cuda_toolkit`
+    for the search: ``CUDA_HOME``, ``CUDA_PATH``, ``nvcc`` on ``PATH``, cuda-pathfinder,
+    ``/usr/local/cuda``...).
 
     Raises
     ------
@@ -42,9 +44,7 @@ def find_cuda_home() -> Path:
         Nothing was found (the message lists every place tried), or ``CUDA_HOME`` /
         ``CUDA_PATH`` is set to something that is not a toolkit.
     """
-    from ._cuda import find_cuda
-
-    install = find_cuda(nvcc=True, cudart=False)
+    install = _cuda_toolkit.find_cuda(nvcc=True, cudart=False)
     assert install.nvcc is not None
     return install.nvcc.parent.parent
 
@@ -52,9 +52,7 @@ def find_cuda_home() -> Path:
 def find_cuda_tool(name: str) -> Path:
     """Return the CUDA tool ``name`` (``nvcc``, ``fatbinary``...) of the toolkit that has
     nvcc; RuntimeError if absent."""
-    from ._cuda import find_cuda_binary
-
-    return find_cuda_binary(name)
+    return _cuda_toolkit.find_cuda_binary(name)
 
 
 def _split_cxx(env_cxx: str | None) -> tuple[list[str], str]:

@@ -252,7 +252,7 @@ def _cuda_include_dirs() -> tuple[list[str], str]:
     """The CUDA headers' directories for ``-I``, and a note for a failure when there are
     none (NVRTC itself ships no ``cuda_fp16.h``; a source that includes nothing compiles
     without them)."""
-    from tvm_ffi.cpp._cuda import find_cuda
+    from tvm_ffi._cuda_toolkit import find_cuda
 
     try:
         install = find_cuda(nvcc=False, cudart=False)

@@ -22,7 +22,7 @@ __all__ = ["make_fatbin"]
 def _fatbinary() -> str:
     tried = []
     try:
-        from tvm_ffi.cpp._toolchain import find_cuda_tool
+        from tvm_ffi._cuda_toolkit import find_cuda_binary as find_cuda_tool
     except ImportError:
         find_cuda_tool = None
     if find_cuda_tool is not None:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tvm_ffi import cpp
-from tvm_ffi.cpp import _cuda, _toolchain
+from tvm_ffi import _cuda_toolkit, cpp
+from tvm_ffi.cpp import _toolchain
 
 HOST_SOURCE = "int answer() { return 42; }"
 DEVICE_SOURCE = '__global__ void bump(int* x) { *x += 1; }\nextern "C" int plain() { return 1; }\n'
@@ -47,7 +47,7 @@ def _has_nvcc() -> bool:
     except RuntimeError:
         return False
     finally:
-        _cuda._search.cache_clear()
+        _cuda_toolkit._search.cache_clear()
     return True
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tvm_ffi import _cuda_driver, cpp
-from tvm_ffi.cpp import _arch, _cuda, _hits, _spec, _toolchain
+from tvm_ffi import _cuda_driver, _cuda_toolkit, cpp
+from tvm_ffi.cpp import _arch, _hit_index, _spec, _toolchain
 from tvm_ffi.cpp._arch import Arch
 
 KERNEL = '__global__ void nothing() {}\nextern "C" int plain_answer() { return 42; }\n'
@@ -99,11 +99,11 @@ def test_env_var_native_is_the_visible_gpus(fake_gpus, monkeypatch):
     _no_driver(monkeypatch)
     assert _arch.target_archs(root) == [Arch(9, 0)]
     spec = _spec.Spec("load_inline", "k", inline_cuda=KERNEL)
-    key = _hits.request_key(spec)
+    key = _hit_index.request_key(spec)
     (proc / "gpus" / "0000:02:00.0").mkdir()
-    assert _hits.request_key(spec) not in (None, key)
+    assert _hit_index.request_key(spec) not in (None, key)
     monkeypatch.setattr(_cuda_driver, "_PROC_DRIVER", str(proc / "absent"))
-    assert _hits.request_key(spec) is None  # GPUs it cannot fingerprint: no index answer
+    assert _hit_index.request_key(spec) is None  # GPUs it cannot fingerprint: no index answer
 
 
 @pytest.mark.parametrize(
@@ -161,7 +161,7 @@ def test_warm_cuda_build_asks_no_driver_and_spawns_no_process(fake_gpus, monkeyp
     # A fresh process: nothing in memory, the driver and processes forbidden.
     _fresh_process(monkeypatch)
     _toolchain._identity_memo.clear()
-    _cuda._search.cache_clear()  # where CUDA is: from the cache's record (or PATH)
+    _cuda_toolkit._search.cache_clear()  # where CUDA is: from the cache's record (or PATH)
     _no_driver(monkeypatch)
 
     def refuse(*args, **kwargs):

@@ -404,7 +404,7 @@ def test_cached_library_check_out_of_descriptors_is_not_damage(cache_dir):
     cached library ... is damaged; rebuilding it"."""
     import resource
 
-    from tvm_ffi.cpp import _hits
+    from tvm_ffi.cpp import _hit_index
 
     path = Path(cpp.build_inline("jit_damaged", cpp_sources=SOURCE))
     dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
@@ -414,7 +414,7 @@ def test_cached_library_check_out_of_descriptors_is_not_damage(cache_dir):
     try:
         resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))
         with pytest.raises(OSError) as info:
-            _hits.library_problem(dir_fd, path.name)
+            _hit_index.library_problem(dir_fd, path.name)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         os.close(dir_fd)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tvm_ffi import cpp
-from tvm_ffi.cpp import _cuda, _toolchain
+from tvm_ffi import _cuda_toolkit, cpp
+from tvm_ffi.cpp import _toolchain
 
 
 def _cuda_home() -> Path | None:
@@ -63,7 +63,7 @@ def test_cuda_library_links_cudart_with_rpath():
         ["readelf", "-d", path], capture_output=True, text=True, check=True
     ).stdout
     assert "libcudart.so" in dynamic
-    cudart = _cuda.find_cuda(nvcc=True, cudart=True).cudart
+    cudart = _cuda_toolkit.find_cuda(nvcc=True, cudart=True).cudart
     assert f"[{cudart.parent}]" in dynamic  # the rpath
     assert "libcuda.so" not in dynamic
 

@@ -16,13 +16,12 @@ from pathlib import Path
 import pytest
 
 import tvm_ffi
-from tvm_ffi import cpp
-from tvm_ffi.cpp import _cuda
+from tvm_ffi import _cuda_toolkit, cpp
 
 
-def _real_cuda() -> _cuda.CudaInstall | None:
+def _real_cuda() -> _cuda_toolkit.CudaInstall | None:
     try:
-        return _cuda.find_cuda(nvcc=True, cudart=True)
+        return _cuda_toolkit.find_cuda(nvcc=True, cudart=True)
     except RuntimeError:
         return None
 
@@ -67,9 +66,9 @@ def fresh_search(monkeypatch, tmp_path):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TVM_FFI_CUDA_ARCH_LIST", "9.0")
     monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(tmp_path / "cache"))
-    _cuda._search.cache_clear()
+    _cuda_toolkit._search.cache_clear()
     yield
-    _cuda._search.cache_clear()
+    _cuda_toolkit._search.cache_clear()
 
 
 def _mirror(src: Path, dst: Path) -> None:
@@ -129,9 +128,9 @@ def _venv(tmp_path: Path) -> tuple[Path, Path]:
 # /usr/local/cuda), so only the wheels can provide CUDA.
 _HIDDEN_SYSTEM = """
 import json, sys
-from tvm_ffi.cpp import _cuda
-_cuda._SYSTEM_ROOTS = ()
-_cuda._VERSIONED_ROOTS = "/nonexistent/cuda-*"
+from tvm_ffi import _cuda_toolkit
+_cuda_toolkit._SYSTEM_ROOTS = ()
+_cuda_toolkit._VERSIONED_ROOTS = "/nonexistent/cuda-*"
 import cuda.pathfinder as pf  # what it finds through the dynamic loader's libcudart too
 _binary, _headers = pf.find_nvidia_binary_utility, pf.locate_nvidia_header_directory
 def _wheel(path):
@@ -231,7 +230,7 @@ def test_embedded_image_wrapper_builds_with_wheel_headers_only(tmp_path):
 def test_cuda_home_at_a_wheel_tree_links_the_versioned_cudart(tmp_path, monkeypatch):
     tree = _wheel_tree(tmp_path / "site", "cu13")
     monkeypatch.setenv("CUDA_HOME", str(tree["runtime"]))
-    install = _cuda.find_cuda(nvcc=True, cudart=True)
+    install = _cuda_toolkit.find_cuda(nvcc=True, cudart=True)
     assert install.how == "CUDA_HOME"
     assert install.nvcc == tree["runtime"] / "bin" / "nvcc"
     lib = tree["runtime"] / "lib"
@@ -335,7 +334,7 @@ def test_plain_cpp_never_looks_for_cuda(monkeypatch):
     def refuse(**kwargs):
         raise AssertionError("a C++ module looked for CUDA")
 
-    monkeypatch.setattr(_cuda, "find_cuda", refuse)
+    monkeypatch.setattr(_cuda_toolkit, "find_cuda", refuse)
     mod = cpp.load_inline("plain_cpp", cpp_sources="int one() { return 1; }", functions="one")
     assert mod.one() == 1
 
@@ -351,7 +350,7 @@ def test_cpp_that_includes_a_cuda_header_without_cuda_fails_naming_it(monkeypatc
     def absent(**kwargs):
         raise RuntimeError("CUDA not found")
 
-    monkeypatch.setattr(_cuda, "find_cuda", absent)
+    monkeypatch.setattr(_cuda_toolkit, "find_cuda", absent)
     source = "#include <cuda_runtime.h>\nint size() { return sizeof(cudaStream_t); }\n"
     with pytest.raises(cpp.BuildError, match=r"^main\.cpp:1:10: fatal error: cuda_runtime\.h: "):
         cpp.load_inline("cpp_no_cuda_header", cpp_sources=source, functions="size")
@@ -371,20 +370,20 @@ def test_cpp_that_includes_a_cuda_header_without_cuda_fails_naming_it(monkeypatc
     ],
 )
 def test_which_includes_count_as_cuda(text, expected):
-    assert _cuda.includes_cuda_header(text + "\n", [], []) is expected
+    assert _cuda_toolkit.includes_cuda_header(text + "\n", [], []) is expected
 
 
 def _hide_everything(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(_cuda, "_SYSTEM_ROOTS", (str(tmp_path / "none"),))
-    monkeypatch.setattr(_cuda, "_VERSIONED_ROOTS", str(tmp_path / "cuda-*"))
+    monkeypatch.setattr(_cuda_toolkit, "_SYSTEM_ROOTS", (str(tmp_path / "none"),))
+    monkeypatch.setattr(_cuda_toolkit, "_VERSIONED_ROOTS", str(tmp_path / "cuda-*"))
 
 
 def test_missing_cuda_lists_every_place_tried(tmp_path, monkeypatch):
     _hide_everything(tmp_path, monkeypatch)
     monkeypatch.setitem(sys.modules, "cuda.pathfinder", None)  # not installed
     with pytest.raises(RuntimeError) as info:
-        _cuda.find_cuda(nvcc=True, cudart=True)
+        _cuda_toolkit.find_cuda(nvcc=True, cudart=True)
     assert str(info.value) == (
         "CUDA not found: this build needs nvcc, the CUDA headers, libcudart, and no CUDA has "
         "all the headers; set CUDA_HOME to a CUDA toolkit, or `pip install "
@@ -402,8 +401,8 @@ def test_missing_cuda_names_what_pathfinder_searched(tmp_path, monkeypatch):
     monkeypatch.setattr(pathfinder, "locate_nvidia_header_directory", lambda name: None)
     monkeypatch.setattr(pathfinder, "find_nvidia_binary_utility", lambda name: None)
     with pytest.raises(RuntimeError) as info:
-        _cuda.find_cuda(nvcc=False, cudart=False)
-    sites = ", ".join(_cuda._site_dirs())
+        _cuda_toolkit.find_cuda(nvcc=False, cudart=False)
+    sites = ", ".join(_cuda_toolkit._site_dirs())
     assert str(info.value) == (
         "CUDA not found: this build needs the CUDA headers, and no CUDA has all the headers; "
         "set CUDA_HOME to a CUDA toolkit, or `pip install cuda-toolkit[cudart,crt,nvcc,nvvm]` "
@@ -424,7 +423,7 @@ def test_a_failing_pathfinder_is_reported_and_passed_over(tmp_path, monkeypatch)
 
     monkeypatch.setattr(pathfinder, "find_nvidia_binary_utility", broken)
     with pytest.raises(RuntimeError) as info:
-        _cuda.find_cuda(nvcc=True, cudart=False)
+        _cuda_toolkit.find_cuda(nvcc=True, cudart=False)
     assert str(info.value).endswith(
         "nvcc on PATH (not found), cuda-pathfinder (failed: OSError: probe failed), "
         f"{tmp_path}/none (absent), {tmp_path}/cuda-* (none)"
@@ -435,20 +434,20 @@ def test_a_failing_pathfinder_is_reported_and_passed_over(tmp_path, monkeypatch)
 def test_what_pathfinder_found_is_remembered_in_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no nvcc on PATH: cuda-pathfinder is asked
     root = tmp_path / "root"
-    first = _cuda.find_cuda(nvcc=True, cudart=True, cache_root=root)
+    first = _cuda_toolkit.find_cuda(nvcc=True, cudart=True, cache_root=root)
     assert first.how.startswith("cuda-pathfinder: ")
     (record,) = (root / "toolchain").glob("cuda-*.json")
     assert json.loads(record.read_text())["nvcc"] == str(first.nvcc)
     # A new process: nothing in memory, and cuda-pathfinder cannot even be imported.
-    _cuda._search.cache_clear()
+    _cuda_toolkit._search.cache_clear()
     monkeypatch.setitem(sys.modules, "cuda.pathfinder", None)
-    assert _cuda.find_cuda(nvcc=True, cudart=True, cache_root=root) == first
+    assert _cuda_toolkit.find_cuda(nvcc=True, cudart=True, cache_root=root) == first
     # A remembered install that is gone is searched for again (and not found here).
     record.write_text(record.read_text().replace(str(first.nvcc), str(tmp_path / "gone")))
-    _cuda._search.cache_clear()
+    _cuda_toolkit._search.cache_clear()
     _hide_everything(tmp_path, monkeypatch)
     with pytest.raises(RuntimeError, match=r"^CUDA not found: "):
-        _cuda.find_cuda(nvcc=True, cudart=True, cache_root=root)
+        _cuda_toolkit.find_cuda(nvcc=True, cudart=True, cache_root=root)
 
 
 @needs_cuda

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import tvm_ffi
-from tvm_ffi.cpp import _cuda
+from tvm_ffi import _cuda_toolkit
 
 KERNEL = "__global__ void k(float* x) { x[0] = 1; }\nint cuda_answer() { return 42; }\n"
 WRAPPER = textwrap.dedent(
@@ -29,16 +29,16 @@ WRAPPER = textwrap.dedent(
 PTX = b"// image\n.version 8.0\n.target sm_90\n.address_size 64\n"
 
 
-def _system_cuda() -> _cuda.CudaInstall | None:
+def _system_cuda() -> _cuda_toolkit.CudaInstall | None:
     """The complete toolkit of this machine (not a wheel tree), if any."""
-    _cuda._search.cache_clear()
+    _cuda_toolkit._search.cache_clear()
     try:
-        found = _cuda.find_cuda(nvcc=True, cudart=True)
+        found = _cuda_toolkit.find_cuda(nvcc=True, cudart=True)
     except RuntimeError:
         return None
     finally:
-        _cuda._search.cache_clear()
-    return None if _cuda._is_wheel_tree(found.root) else found
+        _cuda_toolkit._search.cache_clear()
+    return None if _cuda_toolkit._is_wheel_tree(found.root) else found
 
 
 SYSTEM = _system_cuda()
@@ -96,8 +96,8 @@ def _import_path() -> str:
 # A machine without a CUDA toolkit: the search sees only what is in site-packages (our
 # own last places, and what cuda-pathfinder finds through the dynamic loader's libcudart).
 HIDE_SYSTEM = """
-_cuda._SYSTEM_ROOTS = ()
-_cuda._VERSIONED_ROOTS = "/nonexistent/cuda-*"
+_cuda_toolkit._SYSTEM_ROOTS = ()
+_cuda_toolkit._VERSIONED_ROOTS = "/nonexistent/cuda-*"
 import cuda.pathfinder as pf
 _binary, _headers = pf.find_nvidia_binary_utility, pf.locate_nvidia_header_directory
 def _wheel(path):
@@ -124,7 +124,7 @@ def _run(python: Path, tmp_path: Path, body: str, *, path: str, hide_system: boo
         TVM_FFI_CACHE_DIR=str(tmp_path / "cache"),
         TVM_FFI_CUDA_ARCH_LIST="9.0",
     )
-    prelude = "import json, sys\nfrom tvm_ffi.cpp import _cuda\n"
+    prelude = "import json, sys\nfrom tvm_ffi import _cuda_toolkit\n"
     if hide_system:
         prelude += HIDE_SYSTEM
     prelude += "import tvm_ffi\nfrom tvm_ffi import cpp\n"

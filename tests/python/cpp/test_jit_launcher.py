@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tvm_ffi import cpp
-from tvm_ffi.cpp import _cuda, _toolchain
+from tvm_ffi import _cuda_toolkit, cpp
+from tvm_ffi.cpp import _toolchain
 
 SOURCE = "int answer() { return 42; }\n"
 
@@ -22,7 +22,7 @@ SOURCE = "int answer() { return 42; }\n"
 @pytest.fixture(autouse=True)
 def fresh_discovery():
     yield
-    for func in (_toolchain._find_cxx, _toolchain._find_launcher, _cuda._search):
+    for func in (_toolchain._find_cxx, _toolchain._find_launcher, _cuda_toolkit._search):
         func.cache_clear()
 
 
@@ -195,7 +195,7 @@ def _real_nvcc() -> bool:
     except RuntimeError:
         return False
     finally:
-        _cuda._search.cache_clear()
+        _cuda_toolkit._search.cache_clear()
     return True
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tvm_ffi import cpp
-from tvm_ffi.cpp import _hits, _route, _toolchain
+from tvm_ffi.cpp import _hit_index, _host_cuda, _toolchain
 
 
 def _has_nvcc() -> bool:
@@ -60,14 +60,15 @@ def one_cuda_arch(monkeypatch):
 
 def test_host_flags_take_flags_both_compilers_read_and_refuse_the_rest():
     prelude = ["-include", "tvm/ffi/function.h"]
-    assert _route.host_flags("int f();", [*prelude, "-DX=1", "-O3", "-Xcompiler", "-Wall,-g"]) == [
+    flags = [*prelude, "-DX=1", "-O3", "-Xcompiler", "-Wall,-g"]
+    assert _host_cuda.host_flags("int f();", flags) == [
         *prelude, "-DX=1", "-O3", "-Wall", "-g",
     ]  # fmt: skip
-    assert _route.host_flags("int f();", ["--use_fast_math"]) is None
-    assert _route.host_flags("int f();", ["-Xcompiler"]) is None
+    assert _host_cuda.host_flags("int f();", ["--use_fast_math"]) is None
+    assert _host_cuda.host_flags("int f();", ["-Xcompiler"]) is None
     for device_code in ("__global__ void k() {}", "k<<<1, 1>>>();", "__shared__ int s;",
                         "int i = threadIdx.x;", '#include "kernels.cuh"'):  # fmt: skip
-        assert _route.host_flags(device_code, []) is None, device_code
+        assert _host_cuda.host_flags(device_code, []) is None, device_code
 
 
 @needs_nvcc
@@ -94,7 +95,7 @@ def test_device_code_the_scan_misses_falls_back_to_nvcc(cache_dir, tmp_path, cap
         "__global__ void hidden_kernel(float* x) { x[threadIdx.x] += 1.0f; }\n"
     )
     source = '#include "kernels.h"\nint answer() { return 42; }\n'
-    assert _route.host_flags(source, []) == []
+    assert _host_cuda.host_flags(source, []) == []
     mod = cpp.load_inline(
         "jit_fallback", cuda_sources=source, functions=["answer"],
         extra_include_paths=[str(tmp_path / "inc")], verbose=True,
@@ -162,7 +163,7 @@ def test_ldflags_relink_only(cache_dir):
 
 def test_header_change_rebuilds_objects_and_link(cache_dir, monkeypatch):
     _build("jit_hdr", _ptx("one"))
-    monkeypatch.setattr(_hits, "header_fingerprint", lambda include_dir: "edited")
+    monkeypatch.setattr(_hit_index, "header_fingerprint", lambda include_dir: "edited")
     _build("jit_hdr", _ptx("one"))
     assert len(_object_stamp(cache_dir)) == 2
     assert len(_entries(cache_dir, "jit_hdr_*")) == 2
@@ -223,13 +224,13 @@ build_only = {"dataclasses", "fcntl", "hashlib", "logging", "pathlib", "re", "sh
 print(sorted(build_only & (set(sys.modules) - before)))
 """
 
-# Exactly what a cache hit imports of ours: no tool discovery (_toolchain, _arch, _cuda,
-# _ninja, _library), no load_module checks for foreign libraries (module, _foreign, _elf)
+# Exactly what a cache hit imports of ours: no tool discovery (_toolchain, _arch, _cuda_toolkit,
+# _ninja, _cached_build), no load_module checks for foreign libraries (module, _apache_abi, _elf)
 # and no logging glue (_log).
 HIT_MODULES = (
-    "['tvm_ffi', 'tvm_ffi._core', 'tvm_ffi._elf_check', 'tvm_ffi._version', 'tvm_ffi.config', "
-    "'tvm_ffi.cpp', 'tvm_ffi.cpp._cache', 'tvm_ffi.cpp._hits', 'tvm_ffi.cpp._inline', "
-    "'tvm_ffi.cpp._private_dir', 'tvm_ffi.cpp._spec']"
+    "['tvm_ffi', 'tvm_ffi._core', 'tvm_ffi._elf_check', 'tvm_ffi._private_dir', "
+    "'tvm_ffi._version', 'tvm_ffi.config', 'tvm_ffi.cpp', 'tvm_ffi.cpp._cache', "
+    "'tvm_ffi.cpp._hit_index', 'tvm_ffi.cpp._inline', 'tvm_ffi.cpp._spec']"
 )
 
 
@@ -257,7 +258,7 @@ def _run_fresh(script: str, *, bare: bool = False, **env: str) -> list[str]:
 
 def test_cache_hit_in_a_fresh_process_finds_no_tools(cache_dir):
     first = _run_fresh(HIT_SCRIPT)  # builds: the full way, which leaves the index record
-    assert "'tvm_ffi.cpp._library'" in first[0]
+    assert "'tvm_ffi.cpp._cached_build'" in first[0]
     assert "'tvm_ffi.cpp._toolchain'" in first[0]
     (record,) = (cache_dir / "hits").iterdir()
     library = cache_dir / record.read_text().split("\n", 1)[0]  # the record names the entry
@@ -293,10 +294,10 @@ def test_cuda_wrapper_hit_in_a_fresh_process(cache_dir, arch):
     # index (the architectures come from TVM_FFI_CUDA_ARCH_LIST, or arch=, not a GPU).
     script = CUDA_HIT_SCRIPT.replace("ARCH", repr(arch))
     first = _run_fresh(script, TVM_FFI_CUDA_ARCH_LIST="9.0")
-    assert "'tvm_ffi.cpp._library'" in first[0]
+    assert "'tvm_ffi.cpp._cached_build'" in first[0]
     (record,) = (cache_dir / "hits").iterdir()
     hit = _run_fresh(script, TVM_FFI_CUDA_ARCH_LIST="9.0")
-    assert "'tvm_ffi.cpp._library'" not in hit[0]
+    assert "'tvm_ffi.cpp._cached_build'" not in hit[0]
     # arch= is checked by _arch: that module comes with it, and only then.
     assert ("'tvm_ffi.cpp._arch'" in hit[0]) == (arch is not None)
     assert [p.name for p in (cache_dir / "hits").iterdir()] == [record.name]

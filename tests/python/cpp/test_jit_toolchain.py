@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from tvm_ffi import _cuda_driver
-from tvm_ffi.cpp import _arch, _cuda, _toolchain
+from tvm_ffi import _cuda_driver, _cuda_toolkit
+from tvm_ffi.cpp import _arch, _toolchain
 from tvm_ffi.cpp._arch import Arch
 
 
@@ -19,7 +19,7 @@ def fresh_discovery(monkeypatch):
     for var in ("CUDA_HOME", "CUDA_PATH", "TVM_FFI_CUDA_ARCH_LIST"):
         monkeypatch.delenv(var, raising=False)
     yield
-    for func in [*vars(_toolchain).values(), *vars(_cuda).values()]:
+    for func in [*vars(_toolchain).values(), *vars(_cuda_toolkit).values()]:
         if isinstance(func, functools._lru_cache_wrapper):
             func.cache_clear()
 
@@ -28,7 +28,7 @@ def _fake_toolkit(root):
     (root / "bin").mkdir(parents=True)
     (root / "bin" / "nvcc").write_text("#!/bin/sh\necho fake nvcc\n")
     (root / "bin" / "nvcc").chmod(0o755)
-    # What the search checks of a complete toolkit (see _cuda).
+    # What the search checks of a complete toolkit (see _cuda_toolkit).
     for part in ("include/cuda.h", "include/cuda_runtime.h", "include/crt/host_defines.h",
                  "nvvm/bin/cicc", "lib64/libcudart.so"):  # fmt: skip
         (root / part).parent.mkdir(parents=True, exist_ok=True)
@@ -78,7 +78,7 @@ def test_missing_cuda_tool(tmp_path, monkeypatch):
 
 def test_versioned_toolkits_sort_by_number():
     paths = ["/usr/local/cuda-12.9", "/usr/local/cuda-12.10", "/usr/local/cuda-11.8"]
-    assert sorted(paths, key=_cuda._version_key, reverse=True)[0] == "/usr/local/cuda-12.10"
+    assert sorted(paths, key=_cuda_toolkit._version_key, reverse=True)[0] == "/usr/local/cuda-12.10"
 
 
 def test_cxx_from_env(tmp_path, monkeypatch):

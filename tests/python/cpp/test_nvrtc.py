@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tvm_ffi.cpp import _cuda
+from tvm_ffi import _cuda_toolkit
 from tvm_ffi.cpp import nvrtc as nvrtc_mod
 from tvm_ffi.cpp.nvrtc import NVRTCError, nvrtc_compile
 from tvm_ffi.utils import _fatbin
@@ -294,7 +294,7 @@ extern "C" __global__ void halves(__half* h, __nv_bfloat16* b) {
 
 def _cuda_headers() -> bool:
     try:
-        _cuda.find_cuda(nvcc=False, cudart=False)
+        _cuda_toolkit.find_cuda(nvcc=False, cudart=False)
     except RuntimeError:
         return False
     return True
@@ -316,7 +316,7 @@ def test_the_cuda_headers_come_after_the_callers_include_paths(tmp_path):
     assert b"31337" in ptx
     with pytest.raises(NVRTCError) as info:
         nvrtc_compile(source, arch="sm_90")
-    install = _cuda.find_cuda(nvcc=False, cudart=False)
+    install = _cuda_toolkit.find_cuda(nvcc=False, cudart=False)
     assert info.value.options[-1] == f"-I{install.cccl_dir or install.include_dirs[-1]}"
 
 
@@ -325,7 +325,7 @@ def test_without_cuda_headers_the_failure_says_why(monkeypatch):
     def absent(**kwargs):
         raise RuntimeError("CUDA not found: (places)")
 
-    monkeypatch.setattr(_cuda, "find_cuda", absent)
+    monkeypatch.setattr(_cuda_toolkit, "find_cuda", absent)
     with pytest.raises(NVRTCError) as info:
         nvrtc_compile(HALF_KERNEL, name="halves.cu", arch="sm_90")
     message = str(info.value)

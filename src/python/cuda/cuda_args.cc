@@ -8,8 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "function.h"
-#include "type_cache.h"
+#include "core/function.h"
+#include "core/type_cache.h"
 
 namespace tvm_ffi_py {
 namespace cuda {

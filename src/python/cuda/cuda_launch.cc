@@ -10,10 +10,10 @@
 #include <string>
 #include <utility>
 
-#include "call_frame.h"
-#include "cuda_guard.h"
-#include "function.h"
-#include "type_cache.h"
+#include "core/call_frame.h"
+#include "core/cuda_guard.h"
+#include "core/function.h"
+#include "core/type_cache.h"
 
 namespace tvm_ffi_py {
 namespace cuda {

@@ -1,6 +1,7 @@
-"""The cache hit without toolchain discovery: an index from a request to its entry.
+"""The build cache's fast front: an index from a request to its entry, so that a hit needs
+no toolchain discovery (see docs/dev/jit_cache.md).
 
-A full key (see ``_library._key``) needs the compiler's path and identity, the CUDA
+A full key (see ``_cached_build._key``) needs the compiler's path and identity, the CUDA
 toolkit, the target architectures and the rendered build file: fast once a process has
 them, but a fresh process that only loads cached modules would find tools it never runs.
 So every build or full lookup leaves a record under ``<cache root>/hits/``, named by a
@@ -25,6 +26,11 @@ import os
 import stat
 import sys
 
+import tvm_ffi
+
+from .. import config
+from .._elf_check import file_kind
+from .._elf_check import library_problem as elf_problem
 from . import _cache
 
 # A fresh process's hit does not import pathlib (with re, urllib, ...): paths are str here.
@@ -41,6 +47,7 @@ __all__ = [
     "library_problem",
     "linked_files",
     "lookup",
+    "published_library",
     "record",
     "request_key",
 ]
@@ -90,8 +97,6 @@ def include_dir() -> Path:
 def _include_str() -> str:
     found = _memo.get("include_dir")
     if found is None:
-        from tvm_ffi import config
-
         found = _memo["include_dir"] = config.get_include_dir()
     return found
 
@@ -138,8 +143,6 @@ def _feed(hasher: _cache.KeyHasher, label: str, value: object) -> None:
 def request_key(spec, recipe: str = RECIPE) -> str | None:
     """The hash of the request ``spec`` alone (no tool looked up); None when the index
     cannot answer for it (CUDA sources for the visible GPUs, with no fingerprint of them)."""
-    import tvm_ffi
-
     hasher = _cache.KeyHasher()
     hasher.add("recipe", recipe)
     hasher.add("version", tvm_ffi.__version__)
@@ -223,9 +226,6 @@ def library_problem(dir_fd: int, relpath: str) -> str | None:
     """Why the library at ``relpath`` under the directory cannot be loaded; None if it
     can, "" when there is none. No symbolic link on the way is followed. OSError when the
     process is out of descriptors or memory (that is no reason to rebuild)."""
-    from tvm_ffi._elf_check import file_kind
-    from tvm_ffi._elf_check import library_problem as elf_problem
-
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         with _cache.parent_of(dir_fd, relpath, create=False) as (parent, name):
@@ -279,12 +279,18 @@ def lookup(request: str, verbose: bool) -> str | None:
                     return None
             except OSError:
                 return None
-        if library_problem(root_fd, relpath) is not None:
-            return None
+        return published_library(root_fd, root, relpath, verbose)
     except ValueError:  # a record of another shape: not ours to trust
         return None
     finally:
         os.close(root_fd)
+
+
+def published_library(root_fd: int, root: str, relpath: str, verbose: bool) -> str | None:
+    """``root/relpath`` if the library published there is sound, else None: where both
+    lookups end, the index's (a recorded entry) and the full key's (the computed entry)."""
+    if library_problem(root_fd, relpath) is not None:
+        return None
     found = os.path.join(root, relpath)
     if verbose:
         sys.stderr.write(f"tvm_ffi.cpp: using cached {found}\n")

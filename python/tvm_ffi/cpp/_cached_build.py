@@ -1,8 +1,10 @@
-"""Turn a checked :class:`Spec` into a built library: plan, key, cache lookup, locked build.
+"""The build cache's full path: a checked :class:`Spec` planned, keyed, looked up and, when
+missing, built under its entry's lock (see docs/dev/jit_cache.md).
 
-A cache hit costs a hash of the inputs, a few stats and nothing else: the tool paths,
-their identities and the header fingerprint are remembered per process (and the
-identities on disk), so no process is spawned.
+Reached when the hit index (:mod:`._hit_index`, the fast front of the same cache) has no
+record. A full lookup costs a hash of the inputs, a few stats and nothing else once a
+process knows its tools: their paths, identities and the header fingerprint are
+remembered per process (and the identities on disk), so no process is spawned.
 """
 
 from __future__ import annotations
@@ -17,28 +19,27 @@ import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from .. import _log
+import tvm_ffi
+
+from .. import _cuda_toolkit, _log
+from .._apache_abi import vet
+from .._private_dir import open_private_dir
 from . import (
     _arch,
     _build,
     _cache,
-    _cuda,
+    _embed_asm,
     _env,
-    _hits,
-    _images,
+    _hit_index,
+    _host_cuda,
+    _launcher,
     _ninja,
     _prebuilt,
-    _route,
     _toolchain,
 )
-from ._private_dir import open_private_dir
 from ._spec import PRELUDE_FLAGS, Spec
 
 __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested"]
-
-# Bump when the build recipe changes in a way that must invalidate cached libraries.
-_RECIPE = _hits.RECIPE
-
 
 # Ninja's -j for builds of this thread (load_inline_many shares the cores among builds).
 _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
@@ -46,7 +47,21 @@ _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs",
 _caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
 
 
-verbose_requested = _hits.verbose_requested
+verbose_requested = _hit_index.verbose_requested
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheEntry:
+    """One entry of the build cache: what builds it, and where its library is published."""
+
+    spec: Spec
+    plan: _ninja.BuildPlan
+    ninja_text: str  # build.ninja: every flag, tool path and target arch of the build
+    name: str  # the entry's directory under the cache root: <stem><kind>_<key>
+    library: str  # the published file in it: <stem>.so, or <stem>.o for output="x.o"
+
+    def path(self, root: Path) -> Path:
+        return root / self.name / self.library
 
 
 # The label of the CUDA headers among a build's tools: keyed by their file stamp.
@@ -58,11 +73,11 @@ def _host_only(spec: Spec) -> bool:
     return (
         spec.inline_cuda is not None
         and "cuda" not in spec.file_kinds
-        and _route.host_flags(spec.inline_cuda, spec.cuda_cflags) is not None
+        and _host_cuda.host_flags(spec.inline_cuda, spec.cuda_cflags) is not None
     )
 
 
-def _cuda_install(spec: Spec, root: Path | None) -> _cuda.CudaInstall | None:
+def _cuda_install(spec: Spec, root: Path | None) -> _cuda_toolkit.CudaInstall | None:
     """The CUDA a build uses, asked for only what its sources need: nvcc and cudart for
     CUDA sources (cudart alone for the link of objects made from them); the headers alone
     for C++ that launches embedded images (the launcher opens the driver itself) or
@@ -70,18 +85,18 @@ def _cuda_install(spec: Spec, root: Path | None) -> _cuda.CudaInstall | None:
     nvcc; nothing, not even a search, for plain C++."""
     if spec.has_cuda_sources:
         try:
-            return _cuda.find_cuda(nvcc=True, cudart=True, cache_root=root)
+            return _cuda_toolkit.find_cuda(nvcc=True, cudart=True, cache_root=root)
         except RuntimeError:
             if not _host_only(spec):
                 raise
         # The host compiler takes it all: no nvcc to fall back on (the step says so if the
         # guess was wrong), and no cudart unless the code calls it (the link names it).
-        return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
+        return _cuda_toolkit.find_cuda(nvcc=False, cudart=False, cache_root=root)
     if spec.link_cudart:
-        return _cuda.find_cuda(nvcc=False, cudart=True, cache_root=root)
+        return _cuda_toolkit.find_cuda(nvcc=False, cudart=True, cache_root=root)
     if spec.embeds or spec.cuda_runtime:
         return _headers_and_cudart(root)
-    if _cuda.includes_cuda_header(spec.inline_cpp, spec.files, spec.file_kinds):
+    if _cuda_toolkit.includes_cuda_header(spec.inline_cpp, spec.files, spec.file_kinds):
         try:
             return _headers_and_cudart(root)
         except RuntimeError:
@@ -89,14 +104,14 @@ def _cuda_install(spec: Spec, root: Path | None) -> _cuda.CudaInstall | None:
     return None
 
 
-def _headers_and_cudart(root: Path | None) -> _cuda.CudaInstall:
+def _headers_and_cudart(root: Path | None) -> _cuda_toolkit.CudaInstall:
     """The CUDA headers for C++ that uses CUDA, with cudart where there is one: such code
     may call the runtime (a host shim's cudaGetDevice), as apache-tvm-ffi's builds allow.
     It is linked as needed, so a wrapper that does not call it does not load it."""
     try:
-        return _cuda.find_cuda(nvcc=False, cudart=True, cache_root=root)
+        return _cuda_toolkit.find_cuda(nvcc=False, cudart=True, cache_root=root)
     except RuntimeError:
-        return _cuda.find_cuda(nvcc=False, cudart=False, cache_root=root)
+        return _cuda_toolkit.find_cuda(nvcc=False, cudart=False, cache_root=root)
 
 
 def _links_cudart(spec: Spec, root: Path | None) -> bool:
@@ -111,7 +126,7 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
     """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build.
 
     ``root`` (the cache root) lets the detected GPU architectures be remembered there."""
-    include_dir = _hits.include_dir()
+    include_dir = _hit_index.include_dir()
     cxx = str(_toolchain.find_cxx())
     tools = [("cxx", cxx)]
     launcher = _toolchain.find_launcher()
@@ -157,7 +172,7 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
         compiles.append(_ninja.Compile("main.cpp", "obj/main.o", cuda=False))
     host_cflags = None
     if spec.inline_cuda is not None:
-        host_cflags = _route.host_flags(spec.inline_cuda, spec.cuda_cflags)
+        host_cflags = _host_cuda.host_flags(spec.inline_cuda, spec.cuda_cflags)
         host = host_cflags is not None
         compiles.append(_ninja.Compile("cuda.cu", "obj/cuda.o", cuda=True, host=host))
     objects = []
@@ -203,7 +218,7 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
         targets=targets,
     )
     if plan.embeds and not spec.object_output:
-        plan.embed_asm = _images.ASM_FILE
+        plan.embed_asm = _embed_asm.ASM_FILE
     if spec.object_output and not plan.embeds and not objects and len(compiles) == 1:
         # One object is the relocatable output as it is: no merge step (a compiler start).
         plan.compiles = [dataclasses.replace(compiles[0], obj=plan.output)]
@@ -217,7 +232,7 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
                 first, host_cflags = replaced[:2], replaced[2:]
         plan.cuda_host_cflags = [
             std, *base, *include_flags, *first,
-            "-include", _route.HOST_HEADER_NAME, *host_cflags,
+            "-include", _host_cuda.HOST_HEADER_NAME, *host_cflags,
         ]  # fmt: skip
     return plan, tools
 
@@ -241,21 +256,19 @@ def _key(
     root: Path,
     sources: Sequence[tuple[str, str]] = (),
 ) -> str:
-    import tvm_ffi
-
     hasher = _cache.KeyHasher()
-    hasher.add("recipe", _RECIPE)
-    hasher.add("version", tvm_ffi.__version__)
-    hasher.add("headers", _hits.header_fingerprint(_hits.include_dir()))
+    hasher.add("recipe", _hit_index.RECIPE)
+    hasher.add("version", tvm_ffi.__version__)  # looked up per call, never bound at import
+    hasher.add("headers", _hit_index.header_fingerprint(_hit_index.include_dir()))
     # build.ninja holds every flag, include path, tool path and target arch.
     hasher.add("ninja", ninja_text)
     for label, tool in tools:
         if label == _CUDA_HEADERS:
-            hasher.add(label, _hits.file_stamp(tool))
+            hasher.add(label, _hit_index.file_stamp(tool))
         else:
             hasher.add(label, _toolchain.tool_identity(Path(tool), root))
-    for path in _hits.linked_files(spec.ldflags):
-        hasher.add("linked", _hits.file_stamp(path))
+    for path in _hit_index.linked_files(spec.ldflags):
+        hasher.add("linked", _hit_index.file_stamp(path))
     if spec.inline_cpp is not None:
         hasher.add("main.cpp", spec.inline_cpp)
     if spec.inline_cuda is not None:
@@ -295,11 +308,11 @@ def _write_inputs(
     for name, text in plan.sources:
         write(name, text.encode())
     if any(unit.host for unit in plan.compiles):
-        write(_route.HOST_HEADER_NAME, _route.HOST_HEADER.encode())
+        write(_host_cuda.HOST_HEADER_NAME, _host_cuda.HOST_HEADER.encode())
     images = {name: _image_bytes(spec.embeds[name]) for name, _ in plan.embeds}
     if plan.embed_asm is not None:
-        _images.check_images(images, build_dir)
-        write(plan.embed_asm, _images.asm_source(plan.embeds).encode())
+        _embed_asm.check_images(images, build_dir)
+        write(plan.embed_asm, _embed_asm.asm_source(plan.embeds).encode())
     for name, image_file in plan.embeds:
         write(image_file, images[name])
     write("build.ninja", ninja_text.encode())
@@ -376,8 +389,6 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             if install is not None:
                 sys.stderr.write(f"tvm_ffi.cpp: using {install.describe()}\n")
         if build_directory is None:
-            from . import _launcher
-
             tools: list[str] = []
             flags = _launcher.runtime_flags(spec)
             if flags is not None:  # every source with the define, linked with the runtime
@@ -398,10 +409,10 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             elif spec.embeds:
                 path = _two_level(spec, root, root_fd, timeout, verbose, tools)
             else:
-                path = _cached(*_entry(spec, root, "", tools), root, root_fd, timeout, verbose)
-            request = _hits.request_key(spec, _RECIPE)
+                path = _cached(_entry(spec, root, "", tools), root, root_fd, timeout, verbose)
+            request = _hit_index.request_key(spec)
             if request is not None and _indexable(path):  # the next fresh process finds it
-                _hits.record(root_fd, root, request, path, sorted(set(tools)))
+                _hit_index.record(root_fd, root, request, path, sorted(set(tools)))
             yield path
             return
         plan, _ = _plan(spec, root)
@@ -437,9 +448,9 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
 
 def _entry(
     spec: Spec, root: Path, kind: str, tools_out: list[str], sources: Sequence[tuple[str, str]] = ()
-) -> tuple:
-    """``(spec, plan, ninja text, entry name, library file name)`` of ``spec``'s cache
-    entry, named ``<stem><kind>_<key>``; adds the tools of its key to ``tools_out``.
+) -> CacheEntry:
+    """The cache entry of ``spec``, named ``<stem><kind>_<key>``; adds the tools of its key
+    to ``tools_out``.
     ``sources``: generated ``(file, text)`` C++ translation units the entry compiles
     instead of the spec's (the launcher runtime's, see _launcher)."""
     plan, tools = _plan(spec, root)
@@ -452,8 +463,8 @@ def _entry(
     tools_out += [tool for _, tool in tools]
     ninja_text = _ninja.render(plan)
     key = _key(spec, ninja_text, tools, root, plan.sources)
-    library = plan.output.rsplit("/", 1)[-1]  # <stem>.so, or <stem>.o for output="x.o"
-    return spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library
+    library = plan.output.rsplit("/", 1)[-1]
+    return CacheEntry(spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library)
 
 
 def _indexable(path: Path) -> bool:
@@ -464,15 +475,11 @@ def _indexable(path: Path) -> bool:
     published library never changes, so one check here stands for every later hit."""
     if path.suffix == ".o":  # output="x.o": never loaded
         return True
-    from tvm_ffi._foreign import vet
-
     return vet(str(path)) is None  # a pass also spares the load that follows its check
 
 
-def _runtime_entry(spec: Spec, root: Path, tools_out: list[str]) -> tuple:
-    """The cache entry of the launcher's runtime parts (see _launcher), as _entry's."""
-    from . import _launcher
-
+def _runtime_entry(spec: Spec, root: Path, tools_out: list[str]) -> CacheEntry:
+    """The cache entry of the launcher's runtime parts (see _launcher)."""
     parts = [(f"launcher_part{part}.cc", _launcher.part_source(part)) for part in _launcher.PARTS]
     return _entry(spec, root, "", tools_out, parts)
 
@@ -484,7 +491,7 @@ def _two_level(
     timeout: float,
     verbose: bool,
     tools: list[str],
-    runtime: tuple | None = None,
+    runtime: CacheEntry | None = None,
     prebuilt: Path | None = None,
 ) -> Path:
     """A build with embedded images, in two cache entries: the compiled sources as one
@@ -500,10 +507,9 @@ def _two_level(
         embeds={}, ldflags=[], object_output=True, cuda_runtime=True, entry_stem="objects"
     )
     obj_entry = _entry(objects, root, "", tools)
-    _, _, _, obj_name, obj_library = obj_entry
-    linked = [root / obj_name / obj_library]
+    linked = [obj_entry.path(root)]
     if runtime is not None:
-        linked.append(root / runtime[3] / runtime[4])
+        linked.append(runtime.path(root))
     link = spec.replace(
         inline_cpp=None,
         inline_cuda=None,
@@ -517,20 +523,22 @@ def _two_level(
         ldflags=[*spec.ldflags, str(prebuilt)] if prebuilt is not None else spec.ldflags,
     )
     link_entry = _entry(link, root, "", tools)
-    found = _lookup(root_fd, root / link_entry[3], link_entry[4], verbose)
+    found = _lookup(root_fd, root, link_entry, verbose)
     if found is not None:
         return found
     with _alongside(runtime, root, root_fd, timeout, verbose):
-        _cached(*obj_entry, root, root_fd, timeout, verbose)
-    return _cached(*link_entry, root, root_fd, timeout, verbose)
+        _cached(obj_entry, root, root_fd, timeout, verbose)
+    return _cached(link_entry, root, root_fd, timeout, verbose)
 
 
 @contextlib.contextmanager
-def _alongside(entry: tuple | None, root: Path, root_fd: int, timeout: float, verbose: bool):
+def _alongside(
+    entry: CacheEntry | None, root: Path, root_fd: int, timeout: float, verbose: bool
+) -> Iterator[None]:
     """Build the cache entry ``entry`` (if given and missing) in a thread while the block
     runs; on leaving, wait for it and raise its error. A cold build then takes about the
     longer of the two, not their sum."""
-    if entry is None or _lookup(root_fd, root / entry[3], entry[4], verbose) is not None:
+    if entry is None or _lookup(root_fd, root, entry, verbose) is not None:
         yield
         return
     import threading
@@ -539,7 +547,7 @@ def _alongside(entry: tuple | None, root: Path, root_fd: int, timeout: float, ve
 
     def build() -> None:
         try:
-            _cached(*entry, root, root_fd, timeout, verbose)
+            _cached(entry, root, root_fd, timeout, verbose)
         except BaseException as err:  # raised in the caller's thread below
             failure.append(err)
 
@@ -560,39 +568,42 @@ def _alongside(entry: tuple | None, root: Path, root_fd: int, timeout: float, ve
         raise failure[0]
 
 
-def _lookup(root_fd: int, entry_dir: Path, library: str, verbose: bool) -> Path | None:
+def _lookup(root_fd: int, root: Path, entry: CacheEntry, verbose: bool) -> Path | None:
     """The entry's library if it is there and sound (no lock: a published entry never
-    changes), else None."""
-    dir_fd = _cache.open_entry(root_fd, entry_dir.name, entry_dir, create=False)
+    changes), else None. The entry directory is checked first (an entry another user
+    could write is refused, with PrivateDirError); the library then takes the check the
+    hit index's answers take (:func:`._hit_index.published_library`)."""
+    dir_fd = _cache.open_entry(root_fd, entry.name, root / entry.name, create=False)
     if dir_fd is None:
         return None
-    try:
-        if _hits.library_problem(dir_fd, library) is not None:
-            return None
-    finally:
-        os.close(dir_fd)
-    if verbose:
-        sys.stderr.write(f"tvm_ffi.cpp: using cached {entry_dir / library}\n")
-    _log_hit(entry_dir / library, "found in its cache entry")
-    return entry_dir / library
+    os.close(dir_fd)
+    found = _hit_index.published_library(
+        root_fd, str(root), f"{entry.name}/{entry.library}", verbose
+    )
+    if found is None:
+        return None
+    _log_hit(found, "found in its cache entry")
+    return Path(found)
 
 
-def _log_hit(path: Path, how: str) -> None:
+def _log_hit(path: str | Path, how: str) -> None:
     """A DEBUG record of a cache hit (a fast path: only when a handler could show it)."""
     if _log.logging_enabled("tvm_ffi.cpp", 10):  # logging.DEBUG, without importing it
         _log.get_logger("tvm_ffi.cpp").debug("cached %s (%s)", path, how)
 
 
-def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verbose) -> Path:
-    entry_dir = root / entry
-    path = entry_dir / library
-    found = _lookup(root_fd, entry_dir, library, verbose)
+def _cached(entry: CacheEntry, root: Path, root_fd: int, timeout: float, verbose: bool) -> Path:
+    """The library of ``entry``: found, or built and published under the entry's lock."""
+    found = _lookup(root_fd, root, entry, verbose)
     if found is not None:
         return found
-    dir_fd = _cache.open_entry(root_fd, entry, entry_dir, create=True)
+    spec, plan, library = entry.spec, entry.plan, entry.library
+    entry_dir = root / entry.name
+    path = entry_dir / library
+    dir_fd = _cache.open_entry(root_fd, entry.name, entry_dir, create=True)
     try:
         with _cache.build_lock(dir_fd, entry_dir, timeout):
-            problem = _hits.library_problem(dir_fd, library)
+            problem = _hit_index.library_problem(dir_fd, library)
             if problem is None:  # another process built it while we waited
                 _log_hit(path, "built by another process while this one waited")
                 return path
@@ -604,8 +615,8 @@ def _cached(spec, plan, ninja_text, entry, library, root, root_fd, timeout, verb
                 )
             _cache.clean_entry(dir_fd)  # a damaged library, leftovers of a killed build
             why = "the cached library is damaged" if problem else "not in the cache"
-            _run(spec, plan, ninja_text, dir_fd, entry_dir, verbose, why)
-            problem = _hits.library_problem(dir_fd, plan.output)
+            _run(spec, plan, entry.ninja_text, dir_fd, entry_dir, verbose, why)
+            problem = _hit_index.library_problem(dir_fd, plan.output)
             if problem:
                 raise RuntimeError(
                     f"the link produced an unusable {entry_dir / plan.output}: {problem}"
@@ -643,6 +654,4 @@ def build_and_load(spec: Spec, build_directory: str | os.PathLike | None, verbos
 
 def load_library(path: Path):
     """``tvm_ffi.load_module(path)``; it reloads a library rebuilt at the same path."""
-    import tvm_ffi
-
     return tvm_ffi.load_module(path)

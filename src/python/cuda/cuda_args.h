@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "call_frame.h"
-#include "dlpack_exchange.h"
+#include "core/call_frame.h"
+#include "core/dlpack_exchange.h"
 
 namespace tvm_ffi_py {
 namespace cuda {

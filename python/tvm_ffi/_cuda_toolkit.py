@@ -361,15 +361,15 @@ def _search(
             return _examine(Path(value), var)
     if cache_root is None:
         return _choose(search_path)
-    from . import _cuda_memo
+    from . import _cuda_toolkit_memo as _memo
 
-    memo = _cuda_memo.memo_file(cache_root, search_path)
-    remembered = _cuda_memo.recall(memo)
+    memo = _memo.memo_file(cache_root, search_path)
+    remembered = _memo.recall(memo)
     if remembered is not None:
         return remembered
     found = _choose(search_path)
     if isinstance(found, CudaInstall):
-        _cuda_memo.remember(memo, found)
+        _memo.remember(memo, found)
     return found
 
 

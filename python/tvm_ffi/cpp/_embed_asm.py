@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ..utils._sources import recognise
+from ._build import BuildError
+
 __all__ = ["ASM_FILE", "asm_source", "check_images"]
 
 #: The assembler file of a build's images, relative to its build directory.
@@ -45,10 +48,6 @@ def asm_source(images: Iterable[tuple[str, str]]) -> str:
 def check_images(embeds: Mapping[str, bytes], build_dir: Path) -> None:
     """Refuse bytes that are no CUBIN, PTX or fatbin, as the embed tool's ``--strict``
     does: a :class:`BuildError` naming the image."""
-    from tvm_ffi.utils._sources import recognise
-
-    from ._build import BuildError
-
     for name in sorted(embeds):
         try:
             recognise(embeds[name], f"cannot embed {name!r}", strict=True)

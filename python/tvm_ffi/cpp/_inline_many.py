@@ -4,8 +4,13 @@ at start-up, and one ``load_inline`` after the other leaves all cores but one id
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from . import _build, _cached_build, _env, _spec
+from ._inline import _attach_docs, build_inline, load_inline
 
 __all__ = ["ManyBuildError", "build_inline_many", "load_inline_many", "max_jobs"]
 
@@ -15,9 +20,7 @@ _API = "load_inline_many"
 def max_jobs() -> int:
     """Parallel compiler processes: ``MAX_JOBS`` when set (as torch's extensions read it),
     else every core this process may use."""
-    from ._env import max_jobs as from_env
-
-    jobs = from_env()
+    jobs = _env.max_jobs()
     if jobs is not None:
         return jobs
     try:
@@ -81,24 +84,15 @@ def _fd_room() -> int:
 def _build_all(
     api: str, modules: list[dict[str, Any]], jobs: int | None, load: bool = False
 ) -> tuple:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from . import _library
-    from ._inline import build_inline, load_inline
-
     total = jobs if jobs is not None else max_jobs()
     workers = max(1, min(len(modules), total, _fd_room() // _FDS_PER_BUILD))
     # Each module's ninja gets a share of the cores; a module has one or two sources.
     per_build = max(1, total // workers)
 
-    import threading
-
-    from . import _build
-
     stop = threading.Event()
 
     def build(kwargs: dict[str, Any]) -> Any:
-        _library._ninja_jobs.set(per_build)  # a fresh context in each pool thread
+        _cached_build._ninja_jobs.set(per_build)  # a fresh context in each pool thread
         _build.stop_event.set(stop)
         if load and kwargs.get("build_directory") is not None:
             # A build_directory stays locked until its library is loaded, as in
@@ -158,10 +152,6 @@ def load_inline_many(
     ``build_directory`` is loaded by the thread that built it, which holds the directory's
     lock until then (as :func:`load_inline` does). ``keep_module_alive`` in a dict is
     checked and, as for :func:`load_inline`, changes nothing."""
-    from . import _spec
-    from ._inline import _attach_docs
-    from ._library import load_library
-
     checked = _checked(_API, modules)
     for kwargs in checked:
         if "keep_module_alive" in kwargs:
@@ -176,7 +166,7 @@ def load_inline_many(
             continue
         try:
             docs = _spec.function_docs(_API, checked[index].get("functions"))
-            loaded[index] = _attach_docs(load_library(path), docs)
+            loaded[index] = _attach_docs(_cached_build.load_library(path), docs)
         except Exception as err:
             errors[index] = err
     if errors:
@@ -189,10 +179,8 @@ def _jobs(api: str, value: object) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{api}: max_jobs must be an int >= 1 (got {value!r})")
-    from ._env import MOST_JOBS
-
-    if value > MOST_JOBS:
+    if value > _env.MOST_JOBS:
         raise ValueError(
-            f"{api}: max_jobs is too large (got {value!r}; ninja takes at most {MOST_JOBS})"
+            f"{api}: max_jobs is too large (got {value!r}; ninja takes at most {_env.MOST_JOBS})"
         )
     return value

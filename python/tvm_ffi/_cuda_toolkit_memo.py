@@ -1,4 +1,4 @@
-"""The process's CUDA (see :mod:`._cuda`), remembered in the cache root: a process that
+"""The process's CUDA (see :mod:`._cuda_toolkit`), remembered in the cache root: a process that
 only loads cached modules then neither spawns nvcc nor imports cuda-pathfinder."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import os
 import sys
 from pathlib import Path
 
-from . import _cuda
-from ._cuda import CudaInstall
+from . import _cuda_toolkit
+from ._cuda_toolkit import CudaInstall
+from ._private_dir import replace_atomically
 
 __all__ = ["memo_file", "recall", "remember"]
 
@@ -22,8 +23,8 @@ def memo_file(cache_root: str, search_path: str | None) -> Path:
     # A wheel installed since changes the stamp of nvidia/, nvidia/cu13 or one of its
     # directories (crt/ goes to include/, nvcc to bin/); a new nvcc on PATH its own: the
     # key (and the answer) changes with them.
-    watched = [shutil.which("nvcc", path=search_path), *_cuda._SYSTEM_ROOTS]
-    for site_dir in _cuda._site_dirs():
+    watched = [shutil.which("nvcc", path=search_path), *_cuda_toolkit._SYSTEM_ROOTS]
+    for site_dir in _cuda_toolkit._site_dirs():
         watched.append(os.path.join(site_dir, "nvidia"))
         watched += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*", "")))
         watched += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*", "*", "")))
@@ -65,8 +66,6 @@ def recall(memo: Path) -> CudaInstall | None:
 
 
 def remember(memo: Path, install: CudaInstall) -> None:
-    from ._cache import replace_atomically
-
     record = {
         "root": str(install.root),
         "how": install.how,

@@ -18,14 +18,26 @@ returned descriptor, never by path, so a symbolic link appearing there is not fo
 
 from __future__ import annotations
 
+import _thread  # get_ident for temp names: threading itself is a costly import
 import contextlib
 import errno
 import os
 import stat
 
-from .._elf_check import file_kind
+from ._elf_check import file_kind
 
-__all__ = ["DIR_FLAGS", "PrivateDirError", "open_private_dir"]
+# A cache hit imports this module: pathlib is named for checkers only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = [
+    "DIR_FLAGS",
+    "PrivateDirError",
+    "open_private_dir",
+    "replace_at",
+    "replace_atomically",
+]
 
 # O_NOFOLLOW: a symbolic link where a directory should be fails the open (ELOOP/ENOTDIR).
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -242,3 +254,38 @@ def _kind_at(parent_fd: int, name: str) -> str:
         return file_kind(os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode)
     except OSError:
         return "not a directory"
+
+
+def replace_at(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
+    """Write ``data`` to ``name`` in the directory ``dir_fd`` through a temp file, fsync
+    and a rename; ``shown`` names the file in an error."""
+    # Per process and thread: concurrent writers of the same file never share a temp name.
+    tmp = f"{name}.{os.getpid()}.{_thread.get_ident()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, 0o644, dir_fd=dir_fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        if isinstance(err, OSError) and err.filename is None:
+            # os.write names no file: a full disk would otherwise say only "[Errno 28]".
+            raise type(err)(err.errno, err.strerror, shown) from None
+        raise
+
+
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (a file under the checked cache root) through a temp
+    file, fsync and a rename: readers see the whole old file or the whole new one."""
+    fd = os.open(path.parent, DIR_FLAGS)
+    try:
+        replace_at(fd, path.name, data, shown=str(path))
+    finally:
+        os.close(fd)
