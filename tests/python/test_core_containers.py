@@ -9,10 +9,9 @@ import re
 
 import numpy as np
 import pytest
+import torch
 
 import tvm_ffi
-
-torch = pytest.importorskip("torch")
 
 # Written the way wrappers of kernel libraries are: the apache-tvm-ffi spellings.
 SOURCE = r"""

@@ -9,11 +9,10 @@ import os
 import re
 import sys
 
+import numpy as np
 import pytest
 
 import tvm_ffi
-
-np = pytest.importorskip("numpy")
 
 SOURCE = r"""
 #include <cstdint>
@@ -462,7 +461,9 @@ def test_cuda_tensor_without_a_driver_is_a_clear_error(mod):
 
 @pytest.fixture
 def torch():
-    return pytest.importorskip("torch")
+    import torch
+
+    return torch
 
 
 def test_torch_has_the_exchange_api(torch):

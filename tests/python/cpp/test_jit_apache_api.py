@@ -11,13 +11,12 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tvm_ffi
 from tvm_ffi import cpp
 from tvm_ffi.cpp import _prebuilt, _toolchain
-
-np = pytest.importorskip("numpy")
 
 # apache-tvm-ffi's own load_inline example: no #include at all.
 ADD_ONE_CPU = textwrap.dedent(

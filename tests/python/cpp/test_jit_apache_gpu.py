@@ -4,12 +4,11 @@ torch's current stream, and C++ and CUDA sources in one module."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from tvm_ffi import cpp
 
 pytestmark = pytest.mark.gpu
-
-torch = pytest.importorskip("torch")
 
 
 def test_load_inline_cuda_on_the_current_stream():

@@ -5,12 +5,12 @@ the architecture-specific sm_90a with a wgmma instruction."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from tvm_ffi import cpp
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
 
 SCALE = """
 __global__ void scale_kernel(const float* x, float* y, float k, int64_t n) {

@@ -396,7 +396,8 @@ def test_missing_cuda_lists_every_place_tried(tmp_path, monkeypatch):
 
 
 def test_missing_cuda_names_what_pathfinder_searched(tmp_path, monkeypatch):
-    pathfinder = pytest.importorskip("cuda.pathfinder")
+    import cuda.pathfinder as pathfinder
+
     _hide_everything(tmp_path, monkeypatch)
     monkeypatch.setattr(pathfinder, "locate_nvidia_header_directory", lambda name: None)
     monkeypatch.setattr(pathfinder, "find_nvidia_binary_utility", lambda name: None)
@@ -415,7 +416,8 @@ def test_missing_cuda_names_what_pathfinder_searched(tmp_path, monkeypatch):
 
 
 def test_a_failing_pathfinder_is_reported_and_passed_over(tmp_path, monkeypatch):
-    pathfinder = pytest.importorskip("cuda.pathfinder")
+    import cuda.pathfinder as pathfinder
+
     _hide_everything(tmp_path, monkeypatch)
 
     def broken(name):

@@ -7,10 +7,10 @@ from __future__ import annotations
 import gc
 
 import pytest
+import torch
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
 
 WRAPPER = r"""
 #include <tvm/ffi/container/array.h>

@@ -9,12 +9,12 @@ from __future__ import annotations
 import struct
 
 import pytest
+import torch
 
 import tvm_ffi
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
 
 SOURCE = r"""
 #include <dlfcn.h>

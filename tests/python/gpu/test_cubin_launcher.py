@@ -11,10 +11,10 @@ import re
 import subprocess
 
 import pytest
+import torch
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
 
 KERNELS_CU = r"""
 #ifndef DELTA

@@ -12,10 +12,10 @@ import re
 import subprocess
 
 import pytest
+import torch
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
 
 KERNELS_CU = r"""
 constexpr int kSmemFloats = 200 * 1024 / 4;

@@ -14,10 +14,10 @@ import re
 import subprocess
 
 import pytest
+import torch
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
 
 KERNELS_CU = r"""
 extern "C" __global__ void add_one(const float* x, float* y, long long n) {

@@ -15,10 +15,10 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import torch
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
 
 KERNELS_CU = r"""
 #include <cooperative_groups.h>
@@ -199,7 +199,8 @@ def test_scalar_parameters(mod):
 
 
 def test_numpy_and_ctypes_scalars(mod):
-    numpy = pytest.importorskip("numpy")
+    import numpy
+
     out = torch.full((5,), float("nan"), device="cuda", dtype=torch.float64)
     args = (out, numpy.float32(2.5), numpy.int64(9), ctypes.c_double(0.25), ctypes.c_int(3))
     mod["scalars"][1, 1](*args, numpy.uint8(5))
