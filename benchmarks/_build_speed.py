@@ -39,9 +39,8 @@ def compile_commands(cubin_dir: Path, arch: str) -> tuple[dict, Path]:
     from tvm_ffi.cpp import _toolchain
 
     cuda_include = str(_toolchain.find_cuda_home() / "include")  # where load_inline looks
-    prelude = []
-    for header in ("container/tensor.h", "dtype.h", "error.h", "extra/c_env_api.h", "function.h"):
-        prelude += ["-include", f"tvm/ffi/{header}"]
+    from tvm_ffi.cpp._spec import PRELUDE_FLAGS as prelude  # what load_inline adds
+
     work = Path(tempfile.mkdtemp(prefix="tvm_ffi_bench_nvcc_", dir=cubin_dir))
     src = work / "cuda.cu"
     src.write_text(_jit_worker.wrapper_source())

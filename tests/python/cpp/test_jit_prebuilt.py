@@ -1,6 +1,7 @@
 """What a cold build takes from the package instead of compiling it: the CUDA launcher's
 run-once code (tvm_ffi/lib/jit/cuda_launcher.o), the precompiled prelude (prelude.h.gch,
-GCC), and the fastest linker on PATH. No GPU needed: the calls fail before the driver."""
+GCC), and the fastest linker the package build could link with. No GPU needed: the calls
+fail before the driver."""
 
 from __future__ import annotations
 
@@ -9,33 +10,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from launcher_cases import (
+    BAD_IMAGE,
+    DEFINE,
+    PTX,
+    WRAPPER,
+    entries,
+    has_cuda_headers,
+    ninja_value,
+)
 
 from tvm_ffi import cpp
 from tvm_ffi.cpp import _prebuilt, _spec, _toolchain
 
-WRAPPER = """
-#include <tvm/ffi/extra/cuda/cubin_launcher.h>
-
-TVM_FFI_EMBED_CUBIN(kernels);
-
-// Checks the bytes (launcher part 1) from the module code (part 2), before any driver call.
-void load_bytes(tvm::ffi::Bytes image) { tvm::ffi::CubinModule module(image); }
-"""
-PTX = b"// jit\n.version 8.0\n.target sm_90\n.address_size 64\n"
-BAD_IMAGE = (
-    "cannot load module <4-byte image>: not a CUBIN, PTX or fatbin image (first bytes: 12 34 56 78)"
-)
-DEFINE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
-
-
-def _has_cuda_headers() -> bool:
-    try:
-        return (_toolchain.find_cuda_home() / "include" / "cuda.h").is_file()
-    except RuntimeError:
-        return False
-
-
-needs_cuda_headers = pytest.mark.skipif(not _has_cuda_headers(), reason="needs the CUDA headers")
+needs_cuda_headers = pytest.mark.skipif(not has_cuda_headers(), reason="needs the CUDA headers")
 
 
 def _is_gcc() -> bool:
@@ -52,19 +40,8 @@ def one_cuda_arch(monkeypatch):
     monkeypatch.delenv("CXX", raising=False)  # the compiler the package was built with
 
 
-def entries(cache_dir: Path, stem: str) -> list[Path]:
-    return sorted(p for p in cache_dir.iterdir() if p.name.rsplit("_", 1)[0] == stem)
-
-
 def ninja_text(entry: Path) -> str:
     return (entry / "build.ninja").read_text()
-
-
-def ninja_value(entry: Path, variable: str) -> str:
-    for line in ninja_text(entry).splitlines():
-        if line.startswith(f"{variable} = "):
-            return line.split(" = ", 1)[1]
-    raise AssertionError(f"{variable} not in {entry / 'build.ninja'}")
 
 
 def test_the_installed_package_has_current_prebuilt_files():

@@ -15,34 +15,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from launcher_cases import (
+    BAD_IMAGE,
+    DEFINE,
+    PTX,
+    WRAPPER,
+    entries,
+    has_cuda_headers,
+    ninja_value,
+)
 
 from tvm_ffi import cpp
 from tvm_ffi.cpp import _prebuilt, _toolchain
 
-DEFINE = "-DTVM_FFI_CUDA_SEPARATE_LAUNCHER"
-
-WRAPPER = """
-#include <tvm/ffi/extra/cuda/cubin_launcher.h>
-
-TVM_FFI_EMBED_CUBIN(kernels);
-
-// Checks the bytes (launcher part 1) from the module code (part 2), before any driver call.
-void load_bytes(tvm::ffi::Bytes image) { tvm::ffi::CubinModule module(image); }
-"""
-PTX = b"// jit\n.version 8.0\n.target sm_90\n.address_size 64\n"
-BAD_IMAGE = (
-    "cannot load module <4-byte image>: not a CUBIN, PTX or fatbin image (first bytes: 12 34 56 78)"
-)
-
-
-def _has_cuda_headers() -> bool:
-    try:
-        return (_toolchain.find_cuda_home() / "include" / "cuda.h").is_file()
-    except RuntimeError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _has_cuda_headers(), reason="needs the CUDA headers")
+pytestmark = pytest.mark.skipif(not has_cuda_headers(), reason="needs the CUDA headers")
 
 
 @pytest.fixture(autouse=True)
@@ -55,20 +41,9 @@ def no_prebuilt(monkeypatch):
     monkeypatch.setattr(_prebuilt, "_current", [None])
 
 
-def entries(cache_dir: Path, stem: str) -> list[Path]:
-    return sorted(p for p in cache_dir.iterdir() if p.name.rsplit("_", 1)[0] == stem)
-
-
 def build(name: str, source: str = WRAPPER, kind: str = "cuda_sources", **kwargs) -> str:
     kwargs.setdefault("embed_cubin", {"kernels": PTX})
     return cpp.build_inline(name, **{kind: source}, functions=["load_bytes"], **kwargs)
-
-
-def ninja_value(entry: Path, variable: str) -> str:
-    for line in (entry / "build.ninja").read_text().splitlines():
-        if line.startswith(f"{variable} = "):
-            return line.split(" = ", 1)[1]
-    raise AssertionError(f"{variable} not in {entry / 'build.ninja'}")
 
 
 def nm(obj: Path) -> str:
