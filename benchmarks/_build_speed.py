@@ -78,23 +78,37 @@ def cold_rounds(cubin_dir: Path, arch: str, impls: list, reps: int) -> tuple[dic
     except Exception as exc:
         commands, work = {}, None
         errors["nvcc_c"] = errors["cxx_c"] = _common.error_reason(exc)
-    for _ in range(reps):
+    for round_index in range(reps):
         for key, cmd in commands.items():
             cpu0 = _jit_worker.children_cpu()
             t0 = time.perf_counter()
             subprocess.run(cmd, cwd=work, check=True, capture_output=True)
             add(key, time.perf_counter() - t0, _jit_worker.children_cpu() - cpu0)
+            _common.progress(f"round {round_index + 1}/{reps} {key}: {samples[key][-1]:.3f} s")
         for impl, rdir in impls:
             for kind, row in KINDS:
                 key = f"{impl}_{row}"
                 if key in errors:
                     continue
+                # The re-embeds (9 builds each) and the second wrapper run where their rows
+                # use them: the re-embeds in the first round only, since apache-tvm-ffi
+                # recompiles for each.
+                argv = [
+                    "--mode",
+                    "reembed",
+                    "--cubin-dir",
+                    str(cubin_dir),
+                    "--kind",
+                    kind,
+                    "--count",
+                    "10" if round_index == 0 and kind == "cuda_sources" else "1",
+                ]
+                if kind != "cuda_sources":
+                    argv.append("--no-other")
                 cache = tempfile.mkdtemp(prefix="tvm_ffi_bench_cold_")
                 try:
                     res = _ref.run_worker(
-                        "_jit_worker.py",
-                        ["--mode", "reembed", "--cubin-dir", str(cubin_dir), "--count", "10",
-                         "--kind", kind],
+                        "_jit_worker.py", argv,
                         impl=impl, ref_dir=rdir,
                         extra_env={"TVM_FFI_CACHE_DIR": cache, **arch_env(arch)},
                     )  # fmt: skip
@@ -104,6 +118,7 @@ def cold_rounds(cubin_dir: Path, arch: str, impls: list, reps: int) -> tuple[dic
                 finally:
                     shutil.rmtree(cache, ignore_errors=True)
                 add(key, res["first_s"], res["first_cpu_s"])
+                _common.progress(f"round {round_index + 1}/{reps} {key}: {res['first_s']:.3f} s")
                 if kind == "cuda_sources":
                     add(f"{impl}_other", res["other_s"], res["other_cpu_s"])
                     samples.setdefault(f"{impl}_reembed", []).extend(res["again_s"])
@@ -163,6 +178,7 @@ def collect(args, cubin_dir: Path, cubin_error: str | None, ref_dir, ref_desc: s
             rows[key] = _common.ok_row(label, fn())
         except Exception as exc:
             rows[key] = _common.na_row(label, _common.error_reason(exc))
+        _common.progress(f"{key}: {rows[key].get('median', rows[key].get('reason'))}")
 
     baseline = getattr(args, "baseline_path", None)
     impls = [("ours", None)]
@@ -301,7 +317,7 @@ def section(rows: dict, params: dict, arch: str) -> dict:
         "notes": [
             f"medians; wrapper = one launcher in cuda_sources, no device code, one CUBIN ({arch}); "
             f"cold: {params['reps']} fresh process(es) with an empty cache; re-embed: 9 other "
-            "CUBINs into the warm wrapper in each of them; hit: "
+            "CUBINs into the warm wrapper of the first round; hit: "
             f"{params['fresh']} fresh processes that import nothing first, `import tvm_ffi` + "
             "`tvm_ffi.cpp` + load_inline",
             "cpu: user + system time, median: of the compilers (child processes) for builds, "

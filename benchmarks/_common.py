@@ -303,6 +303,12 @@ def write_json(path: str | Path, payload: dict) -> Path:
     return path
 
 
+def progress(line: str) -> None:
+    """One measurement as it is taken, on stderr: a run cut off by a time limit still shows
+    what it measured."""
+    print(f"[progress] {line}", file=sys.stderr, flush=True)
+
+
 def finish(report: dict, json_path: str | Path) -> None:
     """Write the JSON, then print the table LAST (the device tool returns the output's tail)."""
     written = write_json(json_path, report)

@@ -60,9 +60,12 @@ def wrapper_image(cubin_dir: str | None, index: int) -> bytes:
     return (Path(cubin_dir) / f"c{index}.cubin").read_bytes()
 
 
-def time_reembed(impl: str, cubin_dir: str, count: int, kind: str = "cuda_sources") -> dict:
+def time_reembed(
+    impl: str, cubin_dir: str, count: int, kind: str = "cuda_sources", with_other: bool = True
+) -> dict:
     """Cold build of the wrapper (given as ``kind``: cuda_sources or cpp_sources), then the
-    same wrapper with each other CUBIN (a new autotune config): only the image changes."""
+    same wrapper with ``count - 1`` other CUBINs (a new autotune config: only the image
+    changes), then, ``with_other``, another wrapper into the same cache."""
     tvm_ffi = _ref.import_impl(impl)
     cpp = _ref.import_cpp()
     kwargs, _ = case_kwargs("wrapper", cubin_dir)
@@ -83,14 +86,16 @@ def time_reembed(impl: str, cubin_dir: str, count: int, kind: str = "cuda_source
         t0 = time.perf_counter()
         cpp.load_inline("bench_reembed", **kwargs)
         again.append(time.perf_counter() - t0)
-    # Another wrapper (new source text, same flags) into the same cache: a module after the
-    # first, whose own objects are a miss but whose shared cache entries may be there.
-    kwargs[kind] = kwargs[kind] + "\n// another wrapper\n"
-    cpu0 = children_cpu()
-    t0 = time.perf_counter()
-    cpp.load_inline("bench_reembed_other", **kwargs)
-    other = time.perf_counter() - t0
-    other_cpu = children_cpu() - cpu0
+    other = other_cpu = None
+    if with_other:
+        # Another wrapper (new source text, same flags) into the same cache: a module after
+        # the first, whose own objects are a miss but whose shared cache entries may be there.
+        kwargs[kind] = kwargs[kind] + "\n// another wrapper\n"
+        cpu0 = children_cpu()
+        t0 = time.perf_counter()
+        cpp.load_inline("bench_reembed_other", **kwargs)
+        other = time.perf_counter() - t0
+        other_cpu = children_cpu() - cpu0
     return {
         "impl": impl,
         "version": _ref.impl_version(tvm_ffi),
@@ -287,12 +292,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warm-repeats", type=int, default=10)
     parser.add_argument("--cubin-dir", default=None)
     parser.add_argument("--kind", choices=("cuda_sources", "cpp_sources"), default="cuda_sources")
+    parser.add_argument("--no-other", action="store_true", help="skip the second wrapper")
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)
     if args.mode == "nvrtc":
         result = time_nvrtc(args.worker, args.arch, args.warm_repeats)
     elif args.mode == "reembed":
-        result = time_reembed(args.worker, args.cubin_dir, args.count, args.kind)
+        result = time_reembed(args.worker, args.cubin_dir, args.count, args.kind, not args.no_other)
     elif args.mode == "many":
         result = time_many(args.worker, args.count, args.caches)
     else:
