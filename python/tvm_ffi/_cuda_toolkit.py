@@ -363,14 +363,68 @@ def _search(
         return _choose(search_path)
     from . import _cuda_toolkit_memo as _memo
 
-    memo = _memo.memo_file(cache_root, search_path)
-    remembered = _memo.recall(memo)
+    memo = _memo.memo_file(cache_root, search_path, _watched(search_path))
+    remembered = _from_record(_memo.recall(memo))
     if remembered is not None:
         return remembered
     found = _choose(search_path)
     if isinstance(found, CudaInstall):
-        _memo.remember(memo, found)
+        _memo.remember(memo, _to_record(found))
     return found
+
+
+def _watched(search_path: str | None) -> list[str | None]:
+    """Where a CUDA installed since a search would show: nvcc on the search path, the system
+    roots, pip's nvidia/, nvidia/cu13 and their folders (crt/ goes to include/, nvcc to bin/)."""
+    import shutil
+
+    watched = [shutil.which("nvcc", path=search_path), *_SYSTEM_ROOTS]
+    for site_dir in _site_dirs():
+        watched.append(os.path.join(site_dir, "nvidia"))
+        watched += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*", "")))
+        watched += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*", "*", "")))
+    return watched
+
+
+def _optional_path(text: str | None) -> Path | None:
+    return None if text is None else Path(text)
+
+
+def _from_record(record: dict | None) -> CudaInstall | None:
+    """The remembered install, or None when the record is unreadable or the install has been
+    removed since (search again)."""
+    if record is None:
+        return None
+    try:
+        install = CudaInstall(
+            root=Path(record["root"]),
+            how=str(record["how"]),
+            include_dirs=tuple(Path(p) for p in record["include_dirs"]),
+            cccl_dir=_optional_path(record["cccl_dir"]),
+            nvcc=_optional_path(record["nvcc"]),
+            cudart=_optional_path(record["cudart"]),
+            missing=tuple(str(key) for key in record["missing"]),
+            passed_over=tuple(str(note) for note in record["passed_over"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+    headers = any((d / "cuda_runtime.h").exists() for d in install.include_dirs)
+    if not headers or not all(p is None or p.exists() for p in (install.nvcc, install.cudart)):
+        return None
+    return install
+
+
+def _to_record(install: CudaInstall) -> dict:
+    return {
+        "root": str(install.root),
+        "how": install.how,
+        "include_dirs": [str(d) for d in install.include_dirs],
+        "cccl_dir": str(install.cccl_dir) if install.cccl_dir else None,
+        "nvcc": str(install.nvcc) if install.nvcc else None,
+        "cudart": str(install.cudart) if install.cudart else None,
+        "missing": list(install.missing),
+        "passed_over": list(install.passed_over),
+    }
 
 
 def _wanted(nvcc: bool, cudart: bool) -> tuple[str, ...]:

@@ -1,5 +1,8 @@
 """The process's CUDA (see :mod:`._cuda_toolkit`), remembered in the cache root: a process that
-only loads cached modules then neither spawns nvcc nor imports cuda-pathfinder."""
+only loads cached modules then neither spawns nvcc nor imports cuda-pathfinder.
+
+This module keeps the record (a JSON object) and knows nothing of what it describes: the
+toolkit module turns it into a ``CudaInstall`` and back and checks it still holds."""
 
 from __future__ import annotations
 
@@ -7,27 +10,17 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
-from . import _cuda_toolkit
-from ._cuda_toolkit import CudaInstall
 from ._private_dir import replace_atomically
 
 __all__ = ["memo_file", "recall", "remember"]
 
 
-def memo_file(cache_root: str, search_path: str | None) -> Path:
-    import glob
-    import shutil
-
-    # A wheel installed since changes the stamp of nvidia/, nvidia/cu13 or one of its
-    # directories (crt/ goes to include/, nvcc to bin/); a new nvcc on PATH its own: the
-    # key (and the answer) changes with them.
-    watched = [shutil.which("nvcc", path=search_path), *_cuda_toolkit._SYSTEM_ROOTS]
-    for site_dir in _cuda_toolkit._site_dirs():
-        watched.append(os.path.join(site_dir, "nvidia"))
-        watched += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*", "")))
-        watched += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*", "*", "")))
+def memo_file(cache_root: str, search_path: str | None, watched: Iterable[str | None]) -> Path:
+    """The record's path: its name changes with ``search_path``, the interpreter and the
+    modification times of the ``watched`` paths (where a CUDA could be installed since)."""
     stamps = []
     for path in watched:
         try:
@@ -39,43 +32,16 @@ def memo_file(cache_root: str, search_path: str | None) -> Path:
     return Path(cache_root) / "toolchain" / f"cuda-{digest}.json"
 
 
-def _path(text: str | None) -> Path | None:
-    return None if text is None else Path(text)
-
-
-def recall(memo: Path) -> CudaInstall | None:
+def recall(memo: Path) -> dict | None:
+    """The record written by :func:`remember`, or None where there is none to read."""
     try:
         record = json.loads(memo.read_text())
-        install = CudaInstall(
-            root=Path(record["root"]),
-            how=str(record["how"]),
-            include_dirs=tuple(Path(p) for p in record["include_dirs"]),
-            cccl_dir=_path(record["cccl_dir"]),
-            nvcc=_path(record["nvcc"]),
-            cudart=_path(record["cudart"]),
-            missing=tuple(str(key) for key in record["missing"]),
-            passed_over=tuple(str(note) for note in record["passed_over"]),
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
-    present = [install.nvcc, install.cudart]
-    headers = any((d / "cuda_runtime.h").exists() for d in install.include_dirs)
-    if not headers or not all(p is None or p.exists() for p in present):
-        return None  # uninstalled since: search again
-    return install
+    return record if isinstance(record, dict) else None
 
 
-def remember(memo: Path, install: CudaInstall) -> None:
-    record = {
-        "root": str(install.root),
-        "how": install.how,
-        "include_dirs": [str(d) for d in install.include_dirs],
-        "cccl_dir": str(install.cccl_dir) if install.cccl_dir else None,
-        "nvcc": str(install.nvcc) if install.nvcc else None,
-        "cudart": str(install.cudart) if install.cudart else None,
-        "missing": list(install.missing),
-        "passed_over": list(install.passed_over),
-    }
+def remember(memo: Path, record: dict) -> None:
     try:
         memo.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         replace_atomically(memo, json.dumps(record).encode())

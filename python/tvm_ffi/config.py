@@ -69,8 +69,9 @@ def _cxxflags() -> str:
 
 
 def get_libtvm_ffi_path() -> str:
-    """Absolute path of ``libtvm_ffi.so``, the process-wide registry (docs/abi.md). Here, not in
-    libinfo, because tvm_ffi._core asks for it on a JIT cache hit, which imports only this."""
+    """Absolute path of ``libtvm_ffi.so``, the process-wide registry (docs/abi.md). Here, and
+    libinfo forwards to it, because tvm_ffi._core asks for it on a JIT cache hit, which imports
+    only this module."""
     path = os.path.join(_PACKAGE, "lib", "libtvm_ffi.so")
     if not os.path.isfile(path):
         raise RuntimeError(
@@ -80,14 +81,8 @@ def get_libtvm_ffi_path() -> str:
     return path
 
 
-def _libfile() -> str:
-    from . import libinfo  # lazily: libinfo imports this module
-
-    return libinfo.find_libtvm_ffi()
-
-
 def _libs() -> str:
-    _libfile()  # the library must be there to link against
+    get_libtvm_ffi_path()  # the library must be there to link against
     return "-ltvm_ffi"
 
 
@@ -115,14 +110,14 @@ _FLAGS = {
     "includedir": (get_include_dir, "the C++ include directory"),
     "dlpack_includedir": (get_dlpack_include_dir, "the folder of dlpack/dlpack.h"),
     "cmakedir": (get_cmake_dir, "the CMake package directory"),
-    "libdir": (lambda: os.path.dirname(_libfile()), "the folder of libtvm_ffi.so"),
-    "libfiles": (_libfile, "the full path of libtvm_ffi.so"),
+    "libdir": (lambda: os.path.dirname(get_libtvm_ffi_path()), "the folder of libtvm_ffi.so"),
+    "libfiles": (lambda: get_libtvm_ffi_path(), "the full path of libtvm_ffi.so"),
     "sourcedir": (_source_dir, "the source checkout (not in an installed wheel)"),
     "cython_lib_path": (_no_cython, "no meaning here: tvm-ffi-cubin has no Cython module"),
     "cxxflags": (lambda: f"{_cxxflags()} -std=c++17", "flags to compile C++ against tvm_ffi"),
     "cflags": (_cxxflags, "include flags for C"),
     "libs": (_libs, "the library to link: -ltvm_ffi"),
-    "ldflags": (lambda: f"-L{os.path.dirname(_libfile())}", "link flags: -L<libdir>"),
+    "ldflags": (lambda: f"-L{os.path.dirname(get_libtvm_ffi_path())}", "link flags: -L<libdir>"),
 }
 
 

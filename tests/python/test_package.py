@@ -332,10 +332,8 @@ def test_config_apache_flags():
     assert proc.stdout.splitlines() == [include, f"-I{include} -std=c++17", f"-I{include}"]
 
 
-def test_config_library_flags_ask_libinfo(monkeypatch, capsys):
-    from tvm_ffi import libinfo
-
-    monkeypatch.setattr(libinfo, "find_libtvm_ffi", lambda: "/opt/x/lib/libtvm_ffi.so")
+def test_config_library_flags_name_the_package_library(monkeypatch, capsys):
+    monkeypatch.setattr(config, "get_libtvm_ffi_path", lambda: "/opt/x/lib/libtvm_ffi.so")
     assert config.main(["--ldflags", "--libs", "--libfiles", "--libdir", "--includedir"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         config.get_include_dir(),
@@ -348,7 +346,7 @@ def test_config_library_flags_ask_libinfo(monkeypatch, capsys):
     def missing():
         raise RuntimeError("no libtvm_ffi here")
 
-    monkeypatch.setattr(libinfo, "find_libtvm_ffi", missing)
+    monkeypatch.setattr(config, "get_libtvm_ffi_path", missing)
     for flag in ("--libdir", "--libfiles", "--libs", "--ldflags"):
         assert config.main(["--includedir", flag]) == 1
         out, err = capsys.readouterr()
