@@ -15,7 +15,7 @@
 namespace py = pybind11;
 
 namespace tvm_ffi_py {
-void RegisterCuda(py::module_& m);  // cuda_module.cc: tvm_ffi.cuda's half of _core
+void RegisterCuda(py::module_& m);         // cuda_module.cc: tvm_ffi.cuda's half of _core
 void RegisterImageReader(py::module_& m);  // image_reader.cc: image_kind, inspect_image
 
 namespace {

@@ -45,7 +45,8 @@ def wrong_verdicts(cases: Sequence[Case]) -> list[str]:
 
 
 def test_real_images(images):
-    assert wrong_verdicts([Case(name, data, expect) for name, (data, expect) in images.items()]) == []
+    cases = [Case(name, data, expect) for name, (data, expect) in images.items()]
+    assert wrong_verdicts(cases) == []
 
 
 def test_crafted_images(images):
