@@ -107,9 +107,7 @@ class Elf64Sections {
   /*! \brief Whether the bytes of `s` lie in the file. */
   bool Contains(const Elf64Section& s) const { return InBounds(s.offset, s.size, n_); }
   /*! \brief The bytes of `s`, or nullptr unless Contains(s). */
-  const char* Data(const Elf64Section& s) const {
-    return Contains(s) ? d_ + s.offset : nullptr;
-  }
+  const char* Data(const Elf64Section& s) const { return Contains(s) ? d_ + s.offset : nullptr; }
 
   /*! \brief The section-name table, when e_shstrndx names a section whose bytes lie in the
    *  file and whose type is `type` (SHT_STRTAB for a sound file; 0: any type). */

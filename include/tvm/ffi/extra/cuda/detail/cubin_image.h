@@ -5,11 +5,13 @@
  * past the buffer; checking here turns that into a ValueError. The same parsing yields the
  * architectures an image holds, which error messages print when the device cannot run it.
  *
- * python/tvm_ffi/utils/_image.py implements the same rules and must give the same verdict
- * (accepted or not, the message, the kind and the architectures) on the same bytes;
- * tests/python/utils/test_image_parity.py checks that on a shared corpus and by fuzzing.
- * Every offset and size read from an image is checked against the image's length before
- * use, with arithmetic that cannot wrap, whatever the section or entry type says.
+ * This is the one image reader: Python reaches it through tvm_ffi._core (image_kind,
+ * inspect_image; python/tvm_ffi/utils/_image.py), and the CMake embedding functions through
+ * `python -m tvm_ffi.utils.check_image`. A CUBIN's header and sections are read with the one
+ * ELF reader, tvm/ffi/detail/elf64.h. Every offset and size read from an image is checked
+ * against the image's length before use, with arithmetic that cannot wrap, whatever the
+ * section or entry type says (tests/python/utils/test_image_corpus.py runs a corpus through a
+ * sanitized build).
  *
  * The rules, in the order they are applied:
  * - Kind, from the first bytes: "\x7fELF" is a CUBIN; u32 0xBA55ED50 is a fatbin; text that,
