@@ -7,9 +7,9 @@
 #
 # Defines the INTERFACE targets tvm_ffi_header (alias tvm_ffi::header) and
 # tvm_ffi_shared (alias tvm_ffi::shared), the variables tvm_ffi_INCLUDE_DIR and
-# tvm_ffi_DLPACK_INCLUDE_DIR, and the functions of tvm_ffi_cubin.cmake and
-# tvm_ffi_embed.cmake. It sets no global flags, enables no language and changes no
-# CMAKE_* variable of the consumer.
+# tvm_ffi_DLPACK_INCLUDE_DIR, and the functions of tvm_ffi_cubin.cmake,
+# tvm_ffi_check_image.cmake and tvm_ffi_embed.cmake. It sets no global flags, enables no
+# language and changes no CMAKE_* variable of the consumer.
 
 if(CMAKE_VERSION VERSION_LESS 3.20)
   set(tvm_ffi_FOUND FALSE)
@@ -73,6 +73,7 @@ if(NOT TARGET tvm_ffi::shared)
 endif()
 
 include("${CMAKE_CURRENT_LIST_DIR}/tvm_ffi_cubin.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/tvm_ffi_check_image.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/tvm_ffi_embed.cmake")
 
 cmake_policy(POP)

@@ -1,9 +1,9 @@
 # Embedding a CUBIN (or fatbin, or PTX) image into C++ code, so that
 # TVM_FFI_EMBED_CUBIN(<name>) finds it through the symbols __tvm_ffi__cubin_<name> and
-# __tvm_ffi__cubin_<name>_end. Included by tvm_ffiConfig.cmake. No Python at build
-# time: only the linker, objcopy, the consumer's C++ compiler and cmake itself (the
-# image check, tvm_ffi_check_image.cmake) run. Uses the helpers of
-# tvm_ffi_cubin.cmake, which is included first.
+# __tvm_ffi__cubin_<name>_end. Included by tvm_ffiConfig.cmake. At build time only the
+# linker, objcopy, the consumer's C++ compiler and cmake itself run, and the image check
+# of tvm_ffi_check_image.cmake when it knows a Python that imports tvm_ffi. Uses the
+# helpers of tvm_ffi_cubin.cmake and tvm_ffi_check_image.cmake, which are included first.
 #
 #   tvm_ffi_embed_cubin(OUTPUT <obj> SOURCE <code.cc> CUBIN <file> NAME <name>
 #                       [DEPENDS <files>...])
@@ -19,9 +19,10 @@
 # In all of them the image is in a read-only section .rodata.tvm_ffi_cubin.<name>,
 # aligned to 64 bytes (the driver parses it in place as an ELF or fatbin) and followed
 # by one NUL byte (so a PTX image is a valid C string); objects carry .note.GNU-stack
-# so the library does not ask for an executable stack. Every image is checked at build
-# time before it is embedded: a truncated or corrupt CUBIN or fatbin stops the build,
-# bytes of no known format are embedded with a warning.
+# so the library does not ask for an executable stack. Where a Python that imports tvm_ffi
+# is known, every image is checked at build time before it is embedded: a truncated or
+# corrupt CUBIN or fatbin stops the build, bytes of no known format are embedded with a
+# warning (tvm_ffi_check_image.cmake).
 
 # Fails naming <fn> unless <name> (given as <label>: NAME or SYMBOL) can be part of a
 # C symbol.
@@ -48,17 +49,6 @@ function(_tvm_ffi_resolve_image fn label out_var path)
   endif()
   _tvm_ffi_check_input(${fn} ${label} "${image}")
   set(${out_var} "${image}" PARENT_SCOPE)
-endfunction()
-
-# Sets <out_var> to the build-time command that checks <image> before it is embedded as
-# <name> (tvm_ffi_check_image.cmake, next to this file). <image> may be a generator
-# expression; it stays one argument, so an expansion to several files is reported.
-function(_tvm_ffi_check_image_command out_var fn name image)
-  set(script "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/tvm_ffi_check_image.cmake")
-  set(${out_var}
-      "${CMAKE_COMMAND}" "-DTVM_FFI_FUNCTION=${fn}" "-DTVM_FFI_NAME=${name}"
-      "-DTVM_FFI_IMAGE=${image}" -P "${script}"
-      PARENT_SCOPE)
 endfunction()
 
 # Fails naming <fn> when the consumer has not enabled C++ (we compile with its compiler).

@@ -1,10 +1,12 @@
-// Lists a library's exported TVM-FFI functions from its ELF .dynsym section.
+// Lists a library's exported TVM-FFI functions from its ELF .dynsym section, found with the
+// one ELF reader (tvm/ffi/detail/elf64.h).
 // Reading the file (instead of walking the loaded image) is what the ABI specifies:
 // the dynamic section of a loaded image has no symbol count without decoding hash tables.
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <tvm/ffi/detail/elf64.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,9 +42,6 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
-  bool Contains(uint64_t offset, uint64_t length) const {
-    return offset <= size_ && length <= size_ - offset;
-  }
 
  private:
   const uint8_t* data_ = nullptr;
@@ -59,54 +58,50 @@ bool ListExportedFunctions(const std::string& path, std::vector<std::string>* ou
     *error = "cannot read the file";
     return false;
   }
-  if (!file.Contains(0, sizeof(Elf64_Ehdr)) || std::memcmp(file.data(), ELFMAG, SELFMAG) != 0 ||
-      file.data()[EI_CLASS] != ELFCLASS64) {
+  namespace detail = tvm::ffi::detail;
+  const char* data = reinterpret_cast<const char*>(file.data());
+  detail::Elf64Sections sections;
+  if (file.size() < detail::kElf64HeaderSize || std::memcmp(data, ELFMAG, SELFMAG) != 0 ||
+      data[EI_CLASS] != ELFCLASS64) {
     *error = "not an ELF64 file";
     return false;
   }
-  Elf64_Ehdr ehdr;
-  std::memcpy(&ehdr, file.data(), sizeof(ehdr));
-  if (ehdr.e_shentsize != sizeof(Elf64_Shdr) ||
-      !file.Contains(ehdr.e_shoff, uint64_t{ehdr.e_shnum} * sizeof(Elf64_Shdr))) {
+  if (!sections.Open(data, file.size())) {
     *error = "truncated section header table";
     return false;
   }
-  auto section = [&](size_t i) {
-    Elf64_Shdr sh;
-    std::memcpy(&sh, file.data() + ehdr.e_shoff + i * sizeof(Elf64_Shdr), sizeof(sh));
-    return sh;
-  };
   bool found = false;
   const size_t prefix_len = std::strlen(TVM_FFI_SYMBOL_PREFIX);
   const size_t cubin_len = std::strlen(kCubinPrefix);
-  for (size_t i = 0; i < ehdr.e_shnum; ++i) {
-    Elf64_Shdr symtab = section(i);
-    if (symtab.sh_type != SHT_DYNSYM) continue;
+  for (uint16_t i = 0; i < sections.count(); ++i) {
+    const detail::Elf64Section symtab = sections[i];
+    if (symtab.type != SHT_DYNSYM) continue;
     found = true;
-    if (symtab.sh_link >= ehdr.e_shnum || symtab.sh_entsize != sizeof(Elf64_Sym) ||
-        !file.Contains(symtab.sh_offset, symtab.sh_size)) {
+    if (symtab.link >= sections.count() || symtab.entsize != sizeof(Elf64_Sym) ||
+        !sections.Contains(symtab)) {
       *error = "malformed .dynsym";
       return false;
     }
-    Elf64_Shdr strtab = section(symtab.sh_link);
-    if (!file.Contains(strtab.sh_offset, strtab.sh_size)) {
+    const detail::Elf64Section strtab = sections[symtab.link];
+    if (!sections.Contains(strtab)) {
       *error = "malformed .dynstr";
       return false;
     }
-    const char* names = reinterpret_cast<const char*>(file.data() + strtab.sh_offset);
-    const size_t count = symtab.sh_size / sizeof(Elf64_Sym);
+    const char* names = sections.Data(strtab);
+    const char* syms = sections.Data(symtab);
+    const size_t count = symtab.size / sizeof(Elf64_Sym);
     for (size_t k = 0; k < count; ++k) {
       Elf64_Sym sym;
-      std::memcpy(&sym, file.data() + symtab.sh_offset + k * sizeof(Elf64_Sym), sizeof(sym));
+      std::memcpy(&sym, syms + k * sizeof(Elf64_Sym), sizeof(sym));
       const unsigned bind = ELF64_ST_BIND(sym.st_info);
       if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
           (bind != STB_GLOBAL && bind != STB_WEAK) ||
           ELF64_ST_VISIBILITY(sym.st_other) == STV_HIDDEN ||
-          ELF64_ST_VISIBILITY(sym.st_other) == STV_INTERNAL || sym.st_name >= strtab.sh_size) {
+          ELF64_ST_VISIBILITY(sym.st_other) == STV_INTERNAL || sym.st_name >= strtab.size) {
         continue;
       }
       const char* name = names + sym.st_name;
-      const size_t len = strnlen(name, strtab.sh_size - sym.st_name);
+      const size_t len = strnlen(name, strtab.size - sym.st_name);
       if (len <= prefix_len || std::strncmp(name, TVM_FFI_SYMBOL_PREFIX, prefix_len) != 0 ||
           (len >= cubin_len && std::strncmp(name, kCubinPrefix, cubin_len) == 0)) {
         continue;

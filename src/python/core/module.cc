@@ -15,7 +15,8 @@
 namespace py = pybind11;
 
 namespace tvm_ffi_py {
-void RegisterCuda(py::module_& m);  // cuda_module.cc: tvm_ffi.cuda's half of _core
+void RegisterCuda(py::module_& m);         // cuda_module.cc: tvm_ffi.cuda's half of _core
+void RegisterImageReader(py::module_& m);  // image_reader.cc: image_kind, inspect_image
 
 namespace {
 
@@ -148,6 +149,7 @@ PYBIND11_MODULE(_core, m) {
         "Load a library built with TVM_FFI_DLL_EXPORT_TYPED_FUNC and return its Module.");
   m.attr("ABI_VERSION") = TVM_FFI_ABI_VERSION;
   tvm_ffi_py::RegisterCuda(m);
+  tvm_ffi_py::RegisterImageReader(m);
 
   // tvm_ffi.use_raw_stream / get_raw_stream (python/tvm_ffi/_stream.py).
   m.def(

@@ -1,5 +1,5 @@
 // Runs the C++ image check (cubin_image.h) on images and prints one verdict line per image,
-// in the format of tests/python/utils/image_corpus.py's python_verdict:
+// in the format of tests/python/utils/image_corpus.py's verdict:
 //   ok <kind> <nul|-> <entry kind>:<arch> ...     or     error <message>
 // With no arguments it reads images from stdin, each a little-endian u64 length then the
 // bytes; with arguments it reads each file named. Each image sits in a heap block of its

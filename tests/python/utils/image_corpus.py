@@ -1,10 +1,10 @@
-"""The shared corpus of CUDA images that the Python check (tvm_ffi.utils._image) and the C++
-check (cubin_image.h) must judge alike: real images from nvcc (and NVRTC where installed),
-prefixes of them, and crafted images, each crafted one with the verdict it must get.
+"""The corpus of CUDA images the image reader (cubin_image.h, reached from Python through
+tvm_ffi._core) is tested on: real images from nvcc (and NVRTC where installed), prefixes of
+them, and crafted images, each crafted one with the verdict it must get.
 
 A verdict is one line: ``ok <kind> <nul|-> <entry kind>:<arch> ...`` for an accepted image
 (``nul`` when a PTX image holds a NUL), ``error <message>`` for a rejected one;
-tests/cpp/cuda/image_check.cc prints the same for the C++ check.
+tests/cpp/cuda/image_check.cc prints the same from a sanitized build of the reader.
 
 ``python image_corpus.py DIR`` writes every image of the corpus to DIR.
 """
@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tvm_ffi.utils._image import _inspect
+from tvm_ffi import _core
 
 KERNEL = r"""
 extern "C" __global__ void add_one(const float* x, float* y, int n) {
@@ -62,13 +62,13 @@ NVCC_IMAGES = {
 class Case:
     name: str
     data: bytes
-    expect: str | None = None  # the verdict both checks must give; None: only that they agree
+    expect: str | None = None  # the verdict the reader must give; None: not fixed in advance
 
 
-def python_verdict(data: bytes) -> str:
-    """The verdict line of the Python check, in image_check.cc's format."""
+def verdict(data: bytes) -> str:
+    """The reader's verdict line through _core, in image_check.cc's format."""
     try:
-        kind, entries = _inspect(data)
+        kind, entries = _core.inspect_image(data)
     except ValueError as err:
         return "error " + str(err).replace("\n", "\\n")
     nul = "nul" if kind == "ptx" and b"\0" in data else "-"

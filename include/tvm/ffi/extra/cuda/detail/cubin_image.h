@@ -5,11 +5,13 @@
  * past the buffer; checking here turns that into a ValueError. The same parsing yields the
  * architectures an image holds, which error messages print when the device cannot run it.
  *
- * python/tvm_ffi/utils/_image.py implements the same rules and must give the same verdict
- * (accepted or not, the message, the kind and the architectures) on the same bytes;
- * tests/python/utils/test_image_parity.py checks that on a shared corpus and by fuzzing.
- * Every offset and size read from an image is checked against the image's length before
- * use, with arithmetic that cannot wrap, whatever the section or entry type says.
+ * This is the one image reader: Python reaches it through tvm_ffi._core (image_kind,
+ * inspect_image; python/tvm_ffi/utils/_image.py), and the CMake embedding functions through
+ * `python -m tvm_ffi.utils.check_image`. A CUBIN's header and sections are read with the one
+ * ELF reader, tvm/ffi/detail/elf64.h. Every offset and size read from an image is checked
+ * against the image's length before use, with arithmetic that cannot wrap, whatever the
+ * section or entry type says (tests/python/utils/test_image_corpus.py runs a corpus through a
+ * sanitized build).
  *
  * The rules, in the order they are applied:
  * - Kind, from the first bytes: "\x7fELF" is a CUBIN; u32 0xBA55ED50 is a fatbin; text that,
@@ -35,6 +37,7 @@
 #define TVM_FFI_EXTRA_CUDA_DETAIL_CUBIN_IMAGE_H_
 
 #include <tvm/ffi/base.h>
+#include <tvm/ffi/detail/elf64.h>
 #include <tvm/ffi/extra/cuda/detail/launcher_linkage.h>
 
 #include <cstddef>
@@ -77,23 +80,11 @@ struct ImageInfo {
   std::string error;            // why the image was rejected; empty when it is usable
 };
 
-// Images are little-endian (x86-64 and aarch64 hosts alike) and may sit at any alignment.
-template <typename T>
-inline T ReadImage(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
 constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
 constexpr uint16_t kElfMachineCuda = 190;  // EM_CUDA
 // Fatbin entry flags that mark architecture-specific ("a") and family ("f") code.
 constexpr uint64_t kFatbinFlagArchSpecific = 0x100000;
 constexpr uint64_t kFatbinFlagFamily = 0x200000;
-constexpr uint32_t kShtNull = 0, kShtStrtab = 3, kShtNote = 7, kShtNobits = 8;
-
-/*! \brief Whether bytes [off, off + len) lie in an image of n bytes; never wraps. */
-inline bool InImage(uint64_t off, uint64_t len, uint64_t n) { return off <= n && len <= n - off; }
 
 // Compares byte by byte and stops at the first difference, so it never reads past a NUL
 // that ends a shorter string (SelfDescribedSize relies on that).
@@ -125,65 +116,6 @@ inline bool IsPtxStart(const char* d, size_t n) {
   return ImageStartsWith(d + i, n - i, "//") || ImageStartsWith(d + i, n - i, "/*") ||
          ImageStartsWith(d + i, n - i, ".version");
 }
-
-/*! \brief The ELF64 header fields the checks use (the caller ensures 64 bytes). */
-struct ElfHeader {
-  uint8_t abi_version;
-  uint16_t machine, phentsize, phnum, shentsize, shnum, shstrndx;
-  uint32_t flags;
-  uint64_t phoff, shoff;
-
-  explicit ElfHeader(const char* d)
-      : abi_version(static_cast<uint8_t>(d[8])),
-        machine(ReadImage<uint16_t>(d + 18)),
-        phentsize(ReadImage<uint16_t>(d + 54)),
-        phnum(ReadImage<uint16_t>(d + 56)),
-        shentsize(ReadImage<uint16_t>(d + 58)),
-        shnum(ReadImage<uint16_t>(d + 60)),
-        shstrndx(ReadImage<uint16_t>(d + 62)),
-        flags(ReadImage<uint32_t>(d + 48)),
-        phoff(ReadImage<uint64_t>(d + 32)),
-        shoff(ReadImage<uint64_t>(d + 40)) {}
-};
-
-/*!
- * \brief A CUBIN's section headers and their name table, both checked to lie inside the
- *  image: what finding a section by name needs (the architecture note, a kernel's
- *  parameter info). The image must hold an ELF header (64 bytes).
- */
-struct CubinSections {
-  const char* d = nullptr;
-  uint64_t shoff = 0;
-  uint16_t shnum = 0;
-  uint64_t str_off = 0, str_size = 0;
-  uint32_t str_type = 0;  // the name table's section type: SHT_STRTAB in a sound image
-
-  /*! \brief False when the section headers or the name table lie outside the image. */
-  bool Open(const char* image, size_t n) {
-    const ElfHeader h(image);
-    if (h.shentsize != 64 || h.shstrndx == 0 || h.shstrndx >= h.shnum ||
-        !InImage(h.shoff, uint64_t{h.shnum} * 64, n)) {
-      return false;
-    }
-    d = image;
-    shoff = h.shoff;
-    shnum = h.shnum;
-    const char* strtab = Header(h.shstrndx);
-    str_off = ReadImage<uint64_t>(strtab + 24);
-    str_size = ReadImage<uint64_t>(strtab + 32);
-    str_type = ReadImage<uint32_t>(strtab + 4);
-    return InImage(str_off, str_size, n);
-  }
-
-  const char* Header(uint64_t i) const { return d + shoff + 64 * i; }
-
-  /*! \brief Whether section header `hdr` is named `name`: `size` bytes, its NUL included, so
-   *  that ".nv.info.add" does not match ".nv.info.add_one". */
-  bool NameIs(const char* hdr, const char* name, size_t size) const {
-    const uint32_t at = ReadImage<uint32_t>(hdr);
-    return InImage(at, size, str_size) && std::memcmp(d + str_off + at, name, size) == 0;
-  }
-};
 
 /*!
  * \brief The SM of a cubin. ELF ABI version 8 (CUDA 13) keeps it in e_flags bits 8..15 with

@@ -35,23 +35,21 @@ TVM_FFI_COLD inline std::string DecimalSum(uint64_t a, uint64_t b) {
 
 TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE std::string CubinArch(const char* d, size_t n) {
   if (d == nullptr || n < 64) return "";
-  const ElfHeader h(d);
+  const Elf64Header h(d);
   const unsigned sm = h.abi_version >= 8 ? (h.flags >> 8) & 0xff : h.flags & 0xff;
   const bool accel = h.abi_version >= 8 ? (h.flags & 0x8) != 0 : (h.flags & 0x800) != 0;
   const std::string number = std::to_string(sm);
   std::string arch = "sm_" + number + (accel ? "a" : "");
-  CubinSections sections;
-  if (!sections.Open(d, n) || sections.str_type != kShtStrtab) return arch;
+  Elf64Sections sections;
+  if (!sections.Open(d, n) || !sections.OpenNames(kShtStrtab)) return arch;
   static const char kNote[] = ".note.nv.tkinfo";  // compared with its NUL
-  for (uint16_t i = 0; i < sections.shnum; ++i) {
-    const char* hdr = sections.Header(i);
-    if (!sections.NameIs(hdr, kNote, sizeof(kNote)) || ReadImage<uint32_t>(hdr + 4) != kShtNote) {
-      continue;
-    }
-    const uint64_t off = ReadImage<uint64_t>(hdr + 24), size = ReadImage<uint64_t>(hdr + 32);
-    if (!InImage(off, size, n)) break;
+  for (uint16_t i = 0; i < sections.count(); ++i) {
+    const Elf64Section section = sections[i];
+    if (!sections.NameIs(section, kNote, sizeof(kNote)) || section.type != kShtNote) continue;
+    const char* note = sections.Data(section);
+    if (note == nullptr) break;
+    const uint64_t size = section.size;
     static const char kArch[] = "-arch sm_";
-    const char* note = d + off;
     const char* end = note + size;
     const size_t found = std::string_view(note, size).find(kArch);
     if (found == std::string_view::npos) break;
@@ -83,9 +81,11 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void InspectCubin(const char* d, siz
     return fail("truncated CUBIN image: " + std::to_string(n) +
                 " bytes, smaller than an ELF header (64 bytes)");
   }
-  if (d[4] != 2) return fail("not a 64-bit ELF image (CUBINs are ELF64)");
-  if (d[5] != 1) return fail("not a little-endian ELF image (CUBINs are little-endian)");
-  const ElfHeader h(d);
+  const Elf64Header h(d);
+  if (h.elf_class != 2) return fail("not a 64-bit ELF image (CUBINs are ELF64)");
+  if (h.data_encoding != 1) {
+    return fail("not a little-endian ELF image (CUBINs are little-endian)");
+  }
   if (h.machine != kElfMachineCuda) {
     return fail("ELF image is not a CUBIN (e_machine " + std::to_string(h.machine) +
                 ", expected 190 for NVIDIA CUDA)");
@@ -99,38 +99,38 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void InspectCubin(const char* d, siz
     return fail("corrupt CUBIN image: section header size " + std::to_string(h.shentsize) +
                 ", expected 64");
   }
-  if (h.shnum != 0 && !InImage(h.shoff, uint64_t{h.shnum} * 64, n)) {
+  if (h.shnum != 0 && !InBounds(h.shoff, uint64_t{h.shnum} * 64, n)) {
     return truncated("the section table", h.shoff, uint64_t{h.shnum} * 64);
   }
   if (h.phnum != 0 && h.phentsize != 56) {
     return fail("corrupt CUBIN image: program header size " + std::to_string(h.phentsize) +
                 ", expected 56");
   }
-  if (h.phnum != 0 && !InImage(h.phoff, uint64_t{h.phnum} * 56, n)) {
+  if (h.phnum != 0 && !InBounds(h.phoff, uint64_t{h.phnum} * 56, n)) {
     return truncated("the program header table", h.phoff, uint64_t{h.phnum} * 56);
   }
   if (h.shstrndx != 0 && h.shstrndx >= h.shnum) {
     return fail("corrupt CUBIN image: section name table index " + std::to_string(h.shstrndx) +
                 " is out of range (" + std::to_string(h.shnum) + " sections)");
   }
-  for (uint16_t i = 0; i < h.shnum; ++i) {
-    const char* hdr = d + h.shoff + 64 * uint64_t{i};
-    const uint32_t type = ReadImage<uint32_t>(hdr + 4);
-    const uint64_t off = ReadImage<uint64_t>(hdr + 24), len = ReadImage<uint64_t>(hdr + 32);
+  Elf64Sections sections;
+  sections.Open(d, n);  // cannot fail: the checks above are the ones it makes
+  for (uint16_t i = 0; i < sections.count(); ++i) {
+    const Elf64Section section = sections[i];
     // SHT_NULL and SHT_NOBITS occupy no bytes of the file: their offsets mean nothing here.
-    if (type != kShtNull && type != kShtNobits && !InImage(off, len, n)) {
-      return truncated("section " + std::to_string(i), off, len);
+    if (section.HasBytes() && !sections.Contains(section)) {
+      return truncated("section " + std::to_string(i), section.offset, section.size);
     }
   }
   for (uint16_t i = 0; i < h.phnum; ++i) {
     const char* hdr = d + h.phoff + 56 * uint64_t{i};
-    const uint64_t off = ReadImage<uint64_t>(hdr + 8), len = ReadImage<uint64_t>(hdr + 32);
-    if (ReadImage<uint32_t>(hdr) != 0 /* PT_NULL */ && !InImage(off, len, n)) {
+    const uint64_t off = ReadLE<uint64_t>(hdr + 8), len = ReadLE<uint64_t>(hdr + 32);
+    if (ReadLE<uint32_t>(hdr) != 0 /* PT_NULL */ && !InBounds(off, len, n)) {
       return truncated("segment " + std::to_string(i), off, len);
     }
   }
   if (h.shstrndx != 0) {
-    const uint32_t type = ReadImage<uint32_t>(d + h.shoff + 64 * uint64_t{h.shstrndx} + 4);
+    const uint32_t type = sections[h.shstrndx].type;
     if (type != kShtStrtab) {
       return fail("corrupt CUBIN image: the section name table (section " +
                   std::to_string(h.shstrndx) + ") is not a string table (type " +
@@ -150,28 +150,28 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void InspectFatbin(const char* d, si
   }
   size_t pos = 0;
   // A fatbin file may hold several fatbins back to back (one per translation unit).
-  while (n - pos >= 16 && ReadImage<uint32_t>(d + pos) == kFatbinMagic) {
-    const uint16_t header = ReadImage<uint16_t>(d + pos + 6);
-    const uint64_t body = ReadImage<uint64_t>(d + pos + 8);
+  while (n - pos >= 16 && ReadLE<uint32_t>(d + pos) == kFatbinMagic) {
+    const uint16_t header = ReadLE<uint16_t>(d + pos + 6);
+    const uint64_t body = ReadLE<uint64_t>(d + pos + 8);
     if (header < 16) {
       return fail("corrupt fatbin image: the fatbin at byte " + std::to_string(pos) +
                   " declares a " + std::to_string(header) + "-byte header (at least 16)");
     }
-    if (!InImage(header, body, n - pos)) {
+    if (!InBounds(header, body, n - pos)) {
       return fail("truncated fatbin image: its header declares " + DecimalSum(header, body) +
                   " bytes but the image has " + std::to_string(n - pos) + " bytes");
     }
     size_t at = pos + header;
     const size_t end = at + static_cast<size_t>(body);
     while (end - at >= 16) {  // a shorter tail is padding
-      const uint16_t kind = ReadImage<uint16_t>(d + at);
-      const uint32_t entry_header = ReadImage<uint32_t>(d + at + 4);
-      const uint64_t payload = ReadImage<uint64_t>(d + at + 8);
+      const uint16_t kind = ReadLE<uint16_t>(d + at);
+      const uint32_t entry_header = ReadLE<uint32_t>(d + at + 4);
+      const uint64_t payload = ReadLE<uint64_t>(d + at + 8);
       if (entry_header < 16) {
         return fail("corrupt fatbin image: the entry at byte " + std::to_string(at) +
                     " declares a " + std::to_string(entry_header) + "-byte header (at least 16)");
       }
-      if (!InImage(entry_header, payload, end - at)) {
+      if (!InBounds(entry_header, payload, end - at)) {
         return fail("corrupt fatbin image: the entry at byte " + std::to_string(at) +
                     " runs past the end of the fatbin");
       }
@@ -181,8 +181,8 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void InspectFatbin(const char* d, si
                       " has a " + std::to_string(entry_header) +
                       "-byte header, too short to name its architecture (48)");
         }
-        const uint32_t sm = ReadImage<uint32_t>(d + at + 28);
-        const uint64_t flags = ReadImage<uint64_t>(d + at + 40);
+        const uint32_t sm = ReadLE<uint32_t>(d + at + 28);
+        const uint64_t flags = ReadLE<uint64_t>(d + at + 40);
         std::string arch = (kind == 1 ? "compute_" : "sm_") + std::to_string(sm);
         if (flags & kFatbinFlagArchSpecific) arch += "a";
         if (flags & kFatbinFlagFamily) arch += "f";
@@ -301,8 +301,8 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE size_t SelfDescribedSize(const char*
     auto extend = [&](uint64_t off, uint64_t len) {
       if (len <= UINT64_MAX - off && off + len > size) size = off + len;
     };
-    const ElfHeader h(d);
-    if (d[4] != 2 || d[5] != 1 || h.machine != kElfMachineCuda) return 64;
+    const Elf64Header h(d);
+    if (h.elf_class != 2 || h.data_encoding != 1 || h.machine != kElfMachineCuda) return 64;
     const uint64_t table = uint64_t{h.shnum} * 64;
     if (h.shnum != 0 && (h.shentsize != 64 || h.shoff > UINT64_MAX - table)) return 64;
     if (h.phnum != 0 && (h.phentsize != 56 || h.phoff > UINT64_MAX - uint64_t{h.phnum} * 56)) {
@@ -311,22 +311,19 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE size_t SelfDescribedSize(const char*
     if (h.shnum != 0) extend(h.shoff, table);
     if (h.phnum != 0) extend(h.phoff, uint64_t{h.phnum} * 56);
     for (uint16_t i = 0; i < h.shnum; ++i) {
-      const char* hdr = d + h.shoff + 64 * uint64_t{i};
-      const uint32_t type = ReadImage<uint32_t>(hdr + 4);
-      if (type != kShtNull && type != kShtNobits) {
-        extend(ReadImage<uint64_t>(hdr + 24), ReadImage<uint64_t>(hdr + 32));
-      }
+      const Elf64Section section(d + h.shoff + kElf64SectionSize * i);
+      if (section.HasBytes()) extend(section.offset, section.size);
     }
     for (uint16_t i = 0; i < h.phnum; ++i) {
       const char* hdr = d + h.phoff + 56 * uint64_t{i};
-      if (ReadImage<uint32_t>(hdr) != 0) {
-        extend(ReadImage<uint64_t>(hdr + 8), ReadImage<uint64_t>(hdr + 32));
+      if (ReadLE<uint32_t>(hdr) != 0) {
+        extend(ReadLE<uint64_t>(hdr + 8), ReadLE<uint64_t>(hdr + 32));
       }
     }
     return size > kMax ? kMax : static_cast<size_t>(size);
   }
   if (IsFatbin(d, 4)) {
-    const uint64_t header = ReadImage<uint16_t>(d + 6), body = ReadImage<uint64_t>(d + 8);
+    const uint64_t header = ReadLE<uint16_t>(d + 6), body = ReadLE<uint64_t>(d + 8);
     if (header < 16 || body > UINT64_MAX - header || header + body > kMax) return 16;
     return static_cast<size_t>(header + body);
   }

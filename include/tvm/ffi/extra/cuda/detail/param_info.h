@@ -52,14 +52,14 @@ inline bool ParseKernelInfo(const char* d, size_t n, std::vector<ParamSlot>* out
       at += 4;
       continue;
     }
-    const uint16_t len = ReadImage<uint16_t>(d + at + 2);
-    if (!InImage(at + 4, len, n)) return false;
+    const uint16_t len = ReadLE<uint16_t>(d + at + 2);
+    if (!InBounds(at + 4, len, n)) return false;
     if (attr == kEiAttrKparamInfo) {
       if (len < 12) return false;
       const char* rec = d + at + 4;
-      const uint16_t ordinal = ReadImage<uint16_t>(rec + 4);
-      const uint16_t offset = ReadImage<uint16_t>(rec + 6);
-      const uint32_t size = ReadImage<uint32_t>(rec + 8) >> 18;
+      const uint16_t ordinal = ReadLE<uint16_t>(rec + 4);
+      const uint16_t offset = ReadLE<uint16_t>(rec + 6);
+      const uint32_t size = ReadLE<uint32_t>(rec + 8) >> 18;
       if (ordinal >= slots.size()) {
         slots.resize(ordinal + 1u, ParamSlot{0, 0});
         seen.resize(ordinal + 1u, false);
@@ -81,16 +81,16 @@ inline bool ParseKernelInfo(const char* d, size_t n, std::vector<ParamSlot>* out
 inline bool CubinParamLayout(const char* d, size_t n, const std::string& kernel,
                              std::vector<ParamSlot>* out) {
   if (d == nullptr || n < 64 || !IsElf(d, n)) return false;
-  CubinSections sections;
-  if (!sections.Open(d, n)) return false;
+  Elf64Sections sections;
+  // Any type of name table: this reads what the driver would, and judges nothing.
+  if (!sections.Open(d, n) || !sections.OpenNames(0)) return false;
   const std::string wanted = ".nv.info." + kernel;
-  for (uint16_t i = 0; i < sections.shnum; ++i) {
-    const char* hdr = sections.Header(i);
-    if (!sections.NameIs(hdr, wanted.c_str(), wanted.size() + 1)) continue;
-    const uint64_t off = ReadImage<uint64_t>(hdr + 24);
-    const uint64_t size = ReadImage<uint64_t>(hdr + 32);
-    if (!InImage(off, size, n)) return false;
-    return ParseKernelInfo(d + off, static_cast<size_t>(size), out);
+  for (uint16_t i = 0; i < sections.count(); ++i) {
+    const Elf64Section section = sections[i];
+    if (!sections.NameIs(section, wanted.c_str(), wanted.size() + 1)) continue;
+    const char* info = sections.Data(section);
+    if (info == nullptr) return false;
+    return ParseKernelInfo(info, static_cast<size_t>(section.size), out);
   }
   return false;
 }
@@ -106,19 +106,19 @@ inline bool ImageParamLayout(const char* d, size_t n, const std::string& kernel,
   if (IsElf(d, n)) return CubinParamLayout(d, n, kernel, out);
   if (!IsFatbin(d, n)) return false;
   size_t pos = 0;
-  while (n - pos >= 16 && ReadImage<uint32_t>(d + pos) == kFatbinMagic) {
-    const uint16_t header = ReadImage<uint16_t>(d + pos + 6);
-    const uint64_t body = ReadImage<uint64_t>(d + pos + 8);
-    if (header < 16 || !InImage(header, body, n - pos)) return false;
+  while (n - pos >= 16 && ReadLE<uint32_t>(d + pos) == kFatbinMagic) {
+    const uint16_t header = ReadLE<uint16_t>(d + pos + 6);
+    const uint64_t body = ReadLE<uint64_t>(d + pos + 8);
+    if (header < 16 || !InBounds(header, body, n - pos)) return false;
     size_t at = pos + header;
     const size_t end = at + static_cast<size_t>(body);
     while (end - at >= 16) {
-      const uint16_t kind = ReadImage<uint16_t>(d + at);
-      const uint32_t entry_header = ReadImage<uint32_t>(d + at + 4);
-      const uint64_t payload = ReadImage<uint64_t>(d + at + 8);
-      if (entry_header < 16 || !InImage(entry_header, payload, end - at)) return false;
+      const uint16_t kind = ReadLE<uint16_t>(d + at);
+      const uint32_t entry_header = ReadLE<uint32_t>(d + at + 4);
+      const uint64_t payload = ReadLE<uint64_t>(d + at + 8);
+      if (entry_header < 16 || !InBounds(entry_header, payload, end - at)) return false;
       if (kind == 2 && entry_header >= 48 &&
-          (ReadImage<uint64_t>(d + at + 40) & kFatbinFlagCompressed) == 0 &&
+          (ReadLE<uint64_t>(d + at + 40) & kFatbinFlagCompressed) == 0 &&
           CubinParamLayout(d + at + entry_header, static_cast<size_t>(payload), kernel, out)) {
         return true;
       }
