@@ -61,7 +61,7 @@ _DIR = "hits"
 _VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
 
 #: Bump when the build recipe changes in a way that must invalidate cached libraries.
-RECIPE = "3"
+RECIPE = "4"
 _memo: dict[str, str] = {}
 
 
