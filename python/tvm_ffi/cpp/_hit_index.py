@@ -29,8 +29,8 @@ import sys
 import tvm_ffi
 
 from .. import config
-from .._elf_check import file_kind
-from .._elf_check import library_problem as elf_problem
+from .._elf import file_kind
+from .._elf import library_problem as elf_problem
 from . import _cache
 
 # A fresh process's hit does not import pathlib (with re, urllib, ...): paths are str here.

@@ -83,8 +83,8 @@ def _check_inputs(inputs: list[str], names: Iterable[str]) -> None:
         table = _elf.symbols(path, dynamic=False)
         if table is None:
             continue  # not an ELF object we can read: ld will say what it is
-        defined = {sym for sym, is_defined in table if is_defined}
-        undefined = {sym for sym, is_defined in table if not is_defined}
+        defined = {sym.name for sym in table if sym.defined}
+        undefined = {sym.name for sym in table if not sym.defined}
         for name in names:
             start, end = f"{SYMBOL_PREFIX}{name}", f"{SYMBOL_PREFIX}{name}_end"
             if start in defined or end in defined:
