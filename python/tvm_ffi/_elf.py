@@ -215,7 +215,9 @@ class _Elf:
         if need <= self.size and self.phnum:
             if self.phentsize < struct.calcsize(entry):
                 return f"malformed ELF program headers (entry size {self.phentsize})"
-            table = os.pread(self.fd, self.phnum * self.phentsize, self.phoff)
+            table = self.read(self.phoff, self.phnum * self.phentsize)
+            if table is None:
+                return f"malformed ELF program headers ({self.phnum} of {self.phentsize} bytes)"
             for index in range(self.phnum):
                 fields = struct.unpack_from(self.order + entry, table, index * self.phentsize)
                 if fields[0] == _PT_LOAD:
