@@ -1,70 +1,233 @@
-"""Just enough ELF reading to look at a library or an object before a tool gets it: its
-symbols (defined or not) and the libraries it needs.
+"""The package's ELF reader: one header parse and one bounds-checked read for every
+question asked of a library or object file before a tool gets it.
 
-Everything goes through the section table with bounds checks. A file that is not a
-64-bit little-endian ELF file, or whose tables do not fit in it, yields None, and the
-caller lets the real tool (dlopen, ld) say what is wrong with it.
+- :func:`library_problem`: can this process load the file? ``dlopen`` maps a library's
+  segments straight from the file: a file cut short maps pages past its end, and the
+  first touch of one kills the process with SIGBUS; a library for another CPU is
+  reported by glibc as "No such file or directory". The ELF header and the program
+  headers (a few hundred bytes) answer both, with a reason.
+- :func:`symbols`, :func:`imported_symbols`, :func:`needed_libraries`: the symbol tables
+  and ``DT_NEEDED`` entries. A file that is no ELF file, or whose tables do not fit in
+  it, yields None, and the caller lets the real tool (dlopen, ld) say what is wrong.
+
+Both classes (32- and 64-bit) and both byte orders are read. A warm JIT cache hit
+imports this module (for :func:`library_problem`): no ``typing`` here.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import struct
-from collections.abc import Iterator
-from typing import Callable, TypeVar
+import sys
 
-__all__ = ["imported_symbols", "needed_libraries", "symbols"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
-_SHT_SYMTAB = 2
-_SHT_DYNAMIC = 6
-_SHT_DYNSYM = 11
+__all__ = [
+    "Section",
+    "Symbol",
+    "file_kind",
+    "imported_symbols",
+    "library_problem",
+    "needed_libraries",
+    "symbols",
+]
+
+_ELF_MAGIC = b"\x7fELF"
+_ET_DYN = 3
+_PT_LOAD = 1
+_SHT_SYMTAB, _SHT_DYNAMIC, _SHT_DYNSYM = 2, 6, 11
 _DT_NEEDED = 1
-T = TypeVar("T")
-_MAX_TABLE = 1 << 28  # 256 MiB: larger is no symbol table worth reading here
+_MAX_TABLE = 1 << 28  # 256 MiB: larger is no table worth reading here
+_ET_NAMES = {1: "an object file (.o)", 2: "an executable", 4: "a core dump"}
+_MACHINES = {
+    2: "SPARC",
+    3: "x86",
+    8: "MIPS",
+    20: "PowerPC",
+    21: "PowerPC64",
+    22: "S/390",
+    40: "ARM",
+    43: "SPARC64",
+    62: "x86-64",
+    183: "AArch64",
+    190: "CUDA",
+    243: "RISC-V",
+    258: "LoongArch",
+}
+# Per class (1: 32-bit, 2: 64-bit): the header after e_ident (e_type, e_machine, e_version,
+# e_entry, e_phoff, e_shoff, e_flags, e_ehsize, e_phentsize, e_phnum, e_shentsize, e_shnum,
+# e_shstrndx); a section header (name, type, flags, addr, offset, size, link, info,
+# addralign, entsize); a program header's p_type and where p_offset and p_filesz sit; a
+# symbol; a dynamic entry.
+_HEADER = {1: "HHIIIIIHHHHHH", 2: "HHIQQQIHHHHHH"}
+_SECTION = {1: "IIIIIIIIII", 2: "IIQQQQIIQQ"}
+_SEGMENT = {1: ("IIIII", 1, 4), 2: ("IIQQQQ", 2, 5)}
+_DYNAMIC = {1: "iI", 2: "qQ"}
 
 
-class _Reader:
-    """A regular file's sections: (type, offset, size, link) each."""
+class Section:
+    """One section header, named: ``name``, ``type``, ``flags``, ``addr`` (0 in an object
+    file), ``offset``, ``size``, ``link``, ``align``."""
 
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.size = os.fstat(fd).st_size
-        self.sections: list[tuple[int, int, int, int]] = []
+    __slots__ = ("addr", "align", "flags", "link", "name", "offset", "size", "type")
+
+    def __init__(self, fields: tuple[int, ...], name: str) -> None:
+        self.name = name
+        self.type, self.flags, self.addr, self.offset, self.size = fields[1:6]
+        self.link, self.align = fields[6], fields[8]
+
+
+class Symbol:
+    """One symbol: ``name``, ``value``, ``size``, ``bind`` (0 local, 1 global, 2 weak),
+    ``visibility`` (0 default, 2 hidden), ``shndx`` and ``section`` (its :class:`Section`,
+    None when undefined or special); ``defined`` is ``shndx != 0``."""
+
+    __slots__ = ("bind", "name", "section", "shndx", "size", "value", "visibility")
+
+    def __init__(
+        self, name: str, fields: tuple[int, int, int, int, int], section: Section | None
+    ) -> None:
+        self.name = name
+        self.value, self.size, info, other, self.shndx = fields
+        self.bind, self.visibility, self.section = info >> 4, other & 3, section
+
+    @property
+    def defined(self) -> bool:
+        return self.shndx != 0
+
+
+def file_kind(mode: int) -> str:
+    """``"a FIFO"``, ``"a directory"``, ...: what a file is, for messages."""
+    for test, name in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return f"file type {stat.S_IFMT(mode):o}"
+
+
+class _Elf:
+    """A regular file open as ``fd``, its header parsed once: ``problem`` says why it is no
+    readable ELF file (None when it is one), the other fields are the header's."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+        self.problem: str | None = None
+        self._sections: list[Section] | None = None
+        head = os.pread(fd, 64, 0)
+        if size == 0:
+            self.problem = "the file is empty"
+        elif head[:4] != _ELF_MAGIC:
+            self.problem = f"not an ELF file (it starts with {head[:8]!r})"
+        elif len(head) < 6 or head[4] not in (1, 2) or head[5] not in (1, 2):
+            self.problem = f"truncated or malformed ELF header ({size} bytes)"
+        elif len(head) < (64 if head[4] == 2 else 52):
+            self.problem = f"truncated: the file has {size} bytes, less than an ELF header"
+        else:
+            self.elf_class, self.data_order = head[4], head[5]
+            self.order = "<" if head[5] == 1 else ">"
+            fields = struct.unpack_from(self.order + _HEADER[self.elf_class], head, 16)
+            self.type, self.machine, _, _, self.phoff, self.shoff = fields[:6]
+            self.phentsize, self.phnum, self.shentsize, self.shnum, self.shstrndx = fields[8:]
 
     def read(self, offset: int, length: int) -> bytes | None:
+        """``length`` bytes at ``offset``, or None when they are not all in the file."""
         if offset < 0 or length < 0 or length > _MAX_TABLE or offset + length > self.size:
             return None
         data = os.pread(self.fd, length, offset)
         return data if len(data) == length else None
 
-    def load(self) -> bool:
-        header = self.read(0, 64)
-        if header is None or header[:4] != b"\x7fELF" or header[4] != 2 or header[5] != 1:
-            return False
-        (shoff,) = struct.unpack_from("<Q", header, 40)
-        shentsize, shnum = struct.unpack_from("<HH", header, 58)
-        table = self.read(shoff, shnum * 64) if shentsize == 64 else None
-        if not table:
-            return False
-        for i in range(shnum):
-            # Elf64_Shdr: name u32, type u32, flags u64, addr u64, offset u64, size u64, link u32.
-            _, sh_type, _, _, offset, size, link = struct.unpack_from("<IIQQQQI", table, 64 * i)
-            self.sections.append((sh_type, offset, size, link))
-        return True
+    def sections(self) -> list[Section] | None:
+        """The section table, named; None when it does not fit in the file."""
+        if self._sections is None:
+            entry = _SECTION[self.elf_class]
+            if self.shentsize != struct.calcsize(entry):
+                return None
+            table = self.read(self.shoff, self.shnum * self.shentsize)
+            if not table:
+                return None
+            raw = [struct.unpack_from(self.order + entry, table, i * self.shentsize)
+                   for i in range(self.shnum)]  # fmt: skip
+            names = b""
+            if self.shstrndx < len(raw):
+                names = self.read(raw[self.shstrndx][4], raw[self.shstrndx][5]) or b""
+            self._sections = [Section(fields, _string(names, fields[0])) for fields in raw]
+        return self._sections
 
     def tables(self, wanted: int) -> Iterator[tuple[bytes, bytes] | None]:
-        """(table, its string table) for each section of type ``wanted``; None if one
-        does not fit in the file."""
-        for sh_type, offset, size, link in self.sections:
-            if sh_type != wanted:
+        """(table, its string table) for each section of type ``wanted``; None for one
+        that does not fit in the file."""
+        sections = self.sections() or []
+        for section in sections:
+            if section.type != wanted:
                 continue
-            if link >= len(self.sections):
+            if section.link >= len(sections):
                 yield None
                 continue
-            _, str_offset, str_size, _ = self.sections[link]
-            table, strtab = self.read(offset, size), self.read(str_offset, str_size)
+            strings = sections[section.link]
+            table, strtab = (
+                self.read(section.offset, section.size),
+                self.read(strings.offset, strings.size),
+            )
             yield None if table is None or strtab is None else (table, strtab)
+
+    def symbol_fields(self, table: bytes) -> Iterator[tuple[int, tuple[int, int, int, int, int]]]:
+        """(name offset, (value, size, info, other, shndx)) for each entry of a symbol table."""
+        if self.elf_class == 2:  # Elf64_Sym: name, info, other, shndx, value, size
+            whole = len(table) - len(table) % 24
+            for name, info, other, shndx, value, size in struct.iter_unpack(
+                self.order + "IBBHQQ", table[:whole]
+            ):
+                yield name, (value, size, info, other, shndx)
+        else:  # Elf32_Sym: name, value, size, info, other, shndx
+            whole = len(table) - len(table) % 16
+            for name, value, size, info, other, shndx in struct.iter_unpack(
+                self.order + "IIIBBH", table[:whole]
+            ):
+                yield name, (value, size, info, other, shndx)
+
+    def load_problem(self) -> str | None:
+        """Why this process cannot load the file as a shared library, or None."""
+        if self.problem is not None:
+            return self.problem
+        host, this = _host(), (self.machine, self.elf_class, self.data_order)
+        if host is not None and this != host:
+            return (
+                f"built for another CPU: {_describe(*this)}; this process runs on "
+                f"{_describe(*host)}"
+            )
+        if self.type != _ET_DYN:
+            return f"not a shared library: {_ET_NAMES.get(self.type, f'ELF type {self.type}')}"
+        need = self.phoff + self.phnum * self.phentsize
+        if self.shoff:
+            need = max(need, self.shoff + self.shnum * self.shentsize)
+        entry, offset_at, filesz_at = _SEGMENT[self.elf_class]
+        if need <= self.size and self.phnum:
+            if self.phentsize < struct.calcsize(entry):
+                return f"malformed ELF program headers (entry size {self.phentsize})"
+            table = self.read(self.phoff, self.phnum * self.phentsize)
+            if table is None:
+                return f"malformed ELF program headers ({self.phnum} of {self.phentsize} bytes)"
+            for index in range(self.phnum):
+                fields = struct.unpack_from(self.order + entry, table, index * self.phentsize)
+                if fields[0] == _PT_LOAD:
+                    need = max(need, fields[offset_at] + fields[filesz_at])
+        if need > self.size:
+            return (
+                f"truncated: the file has {self.size} bytes but its headers and segments need "
+                f"{need} (a write or copy was cut short)"
+            )
+        return None
 
 
 def _string(strtab: bytes, offset: int) -> str:
@@ -72,40 +235,82 @@ def _string(strtab: bytes, offset: int) -> str:
     return strtab[offset : end if end >= 0 else len(strtab)].decode("utf-8", "replace")
 
 
-def _with_reader(path: str | os.PathLike[str], visit: Callable[[_Reader], T]) -> T | None:
+def _describe(machine: int, elf_class: int, data_order: int) -> str:
+    bits = "64-bit" if elf_class == 2 else "32-bit"
+    ends = "little-endian" if data_order == 1 else "big-endian"
+    return f"{_MACHINES.get(machine, 'machine')} (ELF machine {machine}), {bits} {ends}"
+
+
+@functools.cache
+def _host() -> tuple[int, int, int] | None:
+    """(machine, class, byte order) of the running interpreter, from its own ELF header."""
+    for exe in ("/proc/self/exe", os.path.realpath(sys.executable)):
+        try:
+            with open(exe, "rb") as f:
+                head = f.read(20)
+        except OSError:
+            continue
+        if head[:4] == _ELF_MAGIC and head[5] in (1, 2):
+            (machine,) = struct.unpack_from("<H" if head[5] == 1 else ">H", head, 18)
+            return machine, head[4], head[5]
+    return None
+
+
+# Files found sound, by (device, inode, size, mtime, ctime): any write changes mtime or
+# ctime, so a hit means the same bytes. Keeps a warm JIT load to one fstat for this check.
+_sound: dict[tuple[int, int, int, int, int], None] = {}
+_SOUND_MAX = 1024
+
+
+def library_problem(fd: int, st: os.stat_result) -> str | None:
+    """Why the regular file open as ``fd`` (``st`` its fstat) cannot be loaded, or None."""
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if identity in _sound:
+        return None
+    problem = _Elf(fd, st.st_size).load_problem()
+    if problem is None:
+        if len(_sound) >= _SOUND_MAX:
+            _sound.clear()
+        _sound[identity] = None
+    return problem
+
+
+def _with_elf(path: str | os.PathLike[str], visit: Callable[[_Elf], list | None]) -> list | None:
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return None
-        reader = _Reader(fd)
-        return visit(reader) if reader.load() else None
+        elf = _Elf(fd, st.st_size)
+        return visit(elf) if elf.problem is None and elf.sections() is not None else None
     except OSError:
         return None
     finally:
         os.close(fd)
 
 
-def symbols(path: str | os.PathLike[str], *, dynamic: bool) -> list[tuple[str, bool]] | None:
-    """``(name, defined)`` for every named symbol of ``.dynsym`` (``dynamic``) or ``.symtab``."""
+def symbols(path: str | os.PathLike[str], *, dynamic: bool) -> list[Symbol] | None:
+    """Every named symbol of ``.dynsym`` (``dynamic``) or ``.symtab``."""
 
-    def visit(reader: _Reader) -> list[tuple[str, bool]] | None:
+    def visit(elf: _Elf) -> list[Symbol] | None:
+        sections = elf.sections() or []
         result = []
-        for pair in reader.tables(_SHT_DYNSYM if dynamic else _SHT_SYMTAB):
+        for pair in elf.tables(_SHT_DYNSYM if dynamic else _SHT_SYMTAB):
             if pair is None:
                 return None
             table, strtab = pair
-            for at in range(0, len(table) - 23, 24):
-                # Elf64_Sym: name u32, info u8, other u8, shndx u16, value u64, size u64.
-                name, _, _, shndx = struct.unpack_from("<IBBH", table, at)
+            for name, fields in elf.symbol_fields(table):
                 if name:
-                    result.append((_string(strtab, name), shndx != 0))
+                    shndx = fields[4]
+                    section = sections[shndx] if 0 < shndx < len(sections) else None
+                    result.append(Symbol(_string(strtab, name), fields, section))
         return result
 
-    return _with_reader(path, visit)
+    return _with_elf(path, visit)
 
 
 def imported_symbols(path: str | os.PathLike[str], prefix: bytes = b"") -> list[str] | None:
@@ -113,37 +318,36 @@ def imported_symbols(path: str | os.PathLike[str], prefix: bytes = b"") -> list[
     expects another to provide. Cheaper than :func:`symbols` (a load checks every library
     it opens): only the names that match are decoded."""
 
-    def visit(reader: _Reader) -> list[str] | None:
+    def visit(elf: _Elf) -> list[str] | None:
         result = []
-        for pair in reader.tables(_SHT_DYNSYM):
+        for pair in elf.tables(_SHT_DYNSYM):
             if pair is None:
                 return None
             table, strtab = pair
-            whole = len(table) - len(table) % 24
-            # Elf64_Sym: name u32, info u8, other u8, shndx u16, value u64, size u64.
-            for name, _, _, shndx, _, _ in struct.iter_unpack("<IBBHQQ", table[:whole]):
-                if name and shndx == 0 and strtab.startswith(prefix, name):
+            for name, fields in elf.symbol_fields(table):
+                if name and fields[4] == 0 and strtab.startswith(prefix, name):
                     result.append(_string(strtab, name))
         return result
 
-    return _with_reader(path, visit)
+    return _with_elf(path, visit)
 
 
 def needed_libraries(path: str | os.PathLike[str]) -> list[str] | None:
     """The ``DT_NEEDED`` entries of a shared library (``["libc.so.6", ...]``)."""
 
-    def visit(reader: _Reader) -> list[str] | None:
+    def visit(elf: _Elf) -> list[str] | None:
+        entry = elf.order + _DYNAMIC[elf.elf_class]
         result = []
-        for pair in reader.tables(_SHT_DYNAMIC):
+        for pair in elf.tables(_SHT_DYNAMIC):
             if pair is None:
                 return None
             table, strtab = pair
-            for at in range(0, len(table) - 15, 16):
-                tag, value = struct.unpack_from("<qQ", table, at)
+            whole = len(table) - len(table) % struct.calcsize(entry)
+            for tag, value in struct.iter_unpack(entry, table[:whole]):
                 if tag == 0:  # DT_NULL ends the array
                     break
                 if tag == _DT_NEEDED and value < len(strtab):
                     result.append(_string(strtab, value))
         return result
 
-    return _with_reader(path, visit)
+    return _with_elf(path, visit)

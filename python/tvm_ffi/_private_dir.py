@@ -24,7 +24,7 @@ import errno
 import os
 import stat
 
-from ._elf_check import file_kind
+from ._elf import file_kind
 
 # A cache hit imports this module: pathlib is named for checkers only.
 TYPE_CHECKING = False

@@ -14,7 +14,7 @@ import stat
 from ._apache_abi import load_checked
 from ._core import Function, Module
 from ._core import load_module as _load_module
-from ._elf_check import file_kind, library_problem
+from ._elf import file_kind, library_problem
 
 __all__ = ["Function", "Module", "load_module"]
 

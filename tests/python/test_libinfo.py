@@ -31,7 +31,7 @@ def test_find_libtvm_ffi_is_the_packaged_library():
     path = Path(libinfo.find_libtvm_ffi())
     assert path == Path(tvm_ffi.__file__).parent / "lib" / "libtvm_ffi.so"
     assert path.is_file()
-    defined = {name for name, is_defined in _elf.symbols(path, dynamic=True) if is_defined}
+    defined = {sym.name for sym in _elf.symbols(path, dynamic=True) if sym.defined}
     assert {
         "TVMFFIFunctionSetGlobal",
         "TVMFFIFunctionGetGlobal",

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from pathlib import Path
 
+from ..utils._embed_layout import SYMBOL_PREFIX
 from ._env import python_executable
 from ._prebuilt import ninja_launch
 
@@ -40,7 +41,6 @@ _UNDEFINED = re.compile(
 _REFERENCED_FROM = re.compile(r"^(?P<source>[^:(\s]+):\(|^[^:\s]+\.o:(?P<gold>[^:\s]+):")
 _REFERENCED_BY = re.compile(r"^>>> referenced by (?P<source>[^\s:]+)", re.MULTILINE)
 _NO_SPACE = "No space left on device"
-_CUBIN_PREFIX = "__tvm_ffi__cubin_"
 
 
 class BuildError(RuntimeError):
@@ -108,8 +108,8 @@ def headline_of(step_output: str, log: str, embeds: Sequence[str] = ()) -> str |
 
 
 def _undefined_headline(symbol: str, where: str | None, embeds: Sequence[str]) -> str:
-    if symbol.startswith(_CUBIN_PREFIX):
-        image = symbol[len(_CUBIN_PREFIX) :]
+    if symbol.startswith(SYMBOL_PREFIX):
+        image = symbol[len(SYMBOL_PREFIX) :]
         image = image[: -len("_end")] if image.endswith("_end") else image
         have = ", ".join(sorted(embeds)) if embeds else "none"
         return (

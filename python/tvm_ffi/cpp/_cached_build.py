@@ -24,6 +24,7 @@ import tvm_ffi
 from .. import _cuda_toolkit, _log
 from .._apache_abi import vet
 from .._private_dir import open_private_dir
+from ..utils import _embed_layout
 from . import (
     _arch,
     _build,
@@ -277,6 +278,8 @@ def _key(
         hasher.add(name, text)
     for path in spec.files:
         hasher.add("file", str(path) if spec.keyed_files else path.read_bytes())
+    if spec.embeds:  # the layout the images are embedded in, by the JIT or the embed tool
+        hasher.add("embed layout", _embed_layout.template())
     for name in sorted(spec.embeds):
         image = spec.embeds[name]
         if isinstance(image, dict):
@@ -312,7 +315,7 @@ def _write_inputs(
     images = {name: _image_bytes(spec.embeds[name]) for name, _ in plan.embeds}
     if plan.embed_asm is not None:
         _embed_asm.check_images(images, build_dir)
-        write(plan.embed_asm, _embed_asm.asm_source(plan.embeds).encode())
+        write(plan.embed_asm, _embed_layout.assembler_source(plan.embeds).encode())
     for name, image_file in plan.embeds:
         write(image_file, images[name])
     write("build.ninja", ninja_text.encode())

@@ -29,8 +29,8 @@ import sys
 import tvm_ffi
 
 from .. import config
-from .._elf_check import file_kind
-from .._elf_check import library_problem as elf_problem
+from .._elf import file_kind
+from .._elf import library_problem as elf_problem
 from . import _cache
 
 # A fresh process's hit does not import pathlib (with re, urllib, ...): paths are str here.
@@ -61,7 +61,7 @@ _DIR = "hits"
 _VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
 
 #: Bump when the build recipe changes in a way that must invalidate cached libraries.
-RECIPE = "3"
+RECIPE = "4"
 _memo: dict[str, str] = {}
 
 

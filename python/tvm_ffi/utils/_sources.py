@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 from typing import Callable, Union
 
-from .._elf_check import file_kind
+from .._elf import file_kind
 from ._image import check_image, image_kind
 
 __all__ = ["ImageSource", "read_image", "recognise"]

@@ -2,9 +2,10 @@
 
 Each image becomes the symbols ``__tvm_ffi__cubin_<name>`` (first byte) and
 ``__tvm_ffi__cubin_<name>_end`` (one past the last byte) in a read-only, 64-byte aligned
-section, followed by one NUL byte so PTX text is a C string in place. The result is merged
-with the given input objects and the added symbols are made local, so two libraries that
-embed the same name never see each other's data.
+section of its own, followed by one NUL byte so PTX text is a C string in place: the
+layout of ``tvm_ffi_embed_image.s.in`` (see ``_embed_layout``), which the assembler turns
+into an object. The result is merged with the given input objects and the added symbols
+are made local, so two libraries that embed the same name never see each other's data.
 
 Command line (apache-tvm-ffi's, plus repeatable ``--cubin``/``--name`` pairs)::
 
@@ -13,8 +14,9 @@ Command line (apache-tvm-ffi's, plus repeatable ``--cubin``/``--name`` pairs)::
 
 From Python: :func:`embed_cubin` (apache-tvm-ffi's signature: one image file into one
 object), :func:`embed_image` (bytes or a path, input object optional) and
-:func:`embed_cubins` (several images at once). Needs GNU ``ld`` and ``objcopy``
-(``$LD`` / ``$OBJCOPY`` override them); ``make_fatbin`` also needs CUDA's ``fatbinary``.
+:func:`embed_cubins` (several images at once). Needs GNU ``as``, and to merge input
+objects ``ld`` and ``objcopy`` (``$AS``, ``$LD`` and ``$OBJCOPY`` override them);
+``make_fatbin`` also needs CUDA's ``fatbinary``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .. import _elf
+from . import _embed_layout
+from ._embed_layout import SYMBOL_PREFIX
 from ._fatbin import make_fatbin
 from ._sources import ImageSource, read_image, recognise
 
@@ -45,9 +49,6 @@ __all__ = [
     "validate_embed_name",
 ]
 
-SECTION = ".rodata.tvm_ffi_cubin"
-SYMBOL_PREFIX = "__tvm_ffi__cubin_"
-_ALIGNMENT = 64  # generous: the driver reads ELF and fatbin headers with aligned loads
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 Log = Optional[Callable[[str], None]]
@@ -82,8 +83,8 @@ def _check_inputs(inputs: list[str], names: Iterable[str]) -> None:
         table = _elf.symbols(path, dynamic=False)
         if table is None:
             continue  # not an ELF object we can read: ld will say what it is
-        defined = {sym for sym, is_defined in table if is_defined}
-        undefined = {sym for sym, is_defined in table if not is_defined}
+        defined = {sym.name for sym in table if sym.defined}
+        undefined = {sym.name for sym in table if not sym.defined}
         for name in names:
             start, end = f"{SYMBOL_PREFIX}{name}", f"{SYMBOL_PREFIX}{name}_end"
             if start in defined or end in defined:
@@ -118,33 +119,16 @@ def _run(cmd: list[str], cwd: str, log: Log) -> None:
         )
 
 
-def _image_object(name: str, data: bytes, tmp: str, log: Log) -> str:
-    """An object holding one image between the two symbols, in its own file under tmp."""
-    ld, objcopy = _tool("LD", "ld"), _tool("OBJCOPY", "objcopy")
-    blob = f"{name}.bin"  # ld names the symbols after the file: _binary_<name>_bin_start
-    Path(tmp, blob).write_bytes(data + b"\0")
-    obj = f"{name}.image.o"
-    # -z noexecstack adds .note.GNU-stack: linking this object never asks for an executable stack.
-    _run([ld, "-r", "-b", "binary", "-z", "noexecstack", "-o", obj, blob], tmp, log)
-    stem = f"_binary_{name}_bin"
-    # Alignment first, under the old name: objcopy versions differ in which name a combined
-    # --rename-section/--set-section-alignment call matches.
-    _run([objcopy, f"--set-section-alignment=.data={_ALIGNMENT}", obj], tmp, log)
-    _run(
-        [
-            objcopy,
-            f"--rename-section=.data={SECTION},alloc,load,readonly,data,contents",
-            f"--strip-symbol={stem}_start",
-            f"--strip-symbol={stem}_end",
-            f"--strip-symbol={stem}_size",
-            f"--add-symbol={SYMBOL_PREFIX}{name}={SECTION}:0,global,object",
-            f"--add-symbol={SYMBOL_PREFIX}{name}_end={SECTION}:{len(data)},global,object",
-            obj,
-        ],
-        tmp,
-        log,
-    )
-    return str(Path(tmp, obj))
+def _assemble(assembler: str, blobs: dict[str, bytes], tmp: str, log: Log) -> Path:
+    """``tmp/images.o``: every image of ``blobs`` as the layout template states it (hidden
+    global symbols)."""
+    images = []
+    for name, data in blobs.items():
+        Path(tmp, f"{name}.bin").write_bytes(data)
+        images.append((name, f"{name}.bin"))  # relative: the assembler runs in tmp
+    Path(tmp, "images.s").write_text(_embed_layout.assembler_source(images), encoding="utf-8")
+    _run([assembler, "-o", "images.o", "images.s"], tmp, log)
+    return Path(tmp, "images.o")
 
 
 def _publish(built: Path, output: Path) -> None:
@@ -182,21 +166,27 @@ def _object_list(input_objs: object) -> list[str]:
 
 def _embed(output_obj: object, blobs: dict[str, bytes], inputs: list[str], log: Log) -> None:
     _check_inputs(inputs, blobs)
-    ld, objcopy = _tool("LD", "ld"), _tool("OBJCOPY", "objcopy")
+    # Every tool is found before any runs, so a missing one is reported first.
+    assembler = _tool("AS", "as")
+    merge = (_tool("LD", "ld"), _tool("OBJCOPY", "objcopy")) if inputs else None
     output = Path(output_obj).resolve()  # type: ignore[arg-type]
     with tempfile.TemporaryDirectory(prefix="tvm_ffi_embed_") as tmp:
-        parts = inputs + [_image_object(name, data, tmp, log) for name, data in blobs.items()]
-        merged = Path(tmp, "merged.o")
-        _run([ld, "-r", "-z", "noexecstack", "-o", str(merged), *parts], tmp, log)
-        if inputs:
+        built = _assemble(assembler, blobs, tmp, log)
+        if merge is not None:
+            # Merged, the inputs' references bind to the images; then the symbols go local,
+            # so two libraries embedding the same name never see each other's data.
+            ld, objcopy = merge
+            merged = str(Path(tmp, "merged.o"))
+            _run([ld, "-r", "-z", "noexecstack", "-o", merged, *inputs, str(built)], tmp, log)
             localize = []
             for name in blobs:
                 localize += [
                     f"--localize-symbol={SYMBOL_PREFIX}{name}",
                     f"--localize-symbol={SYMBOL_PREFIX}{name}_end",
                 ]
-            _run([objcopy, *localize, str(merged)], tmp, log)
-        _publish(merged, output)
+            _run([objcopy, *localize, merged], tmp, log)
+            built = Path(merged)
+        _publish(built, output)
     if log is not None:
         log(f"wrote {output} ({', '.join(SYMBOL_PREFIX + n for n in blobs)})")
 

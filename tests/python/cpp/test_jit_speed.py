@@ -225,10 +225,10 @@ print(sorted(build_only & (set(sys.modules) - before)))
 """
 
 # Exactly what a cache hit imports of ours: no tool discovery (_toolchain, _arch, _cuda_toolkit,
-# _ninja, _cached_build), no load_module checks for foreign libraries (module, _apache_abi, _elf)
+# _ninja, _cached_build), no load_module checks for foreign libraries (module, _apache_abi)
 # and no logging glue (_log).
 HIT_MODULES = (
-    "['tvm_ffi', 'tvm_ffi._core', 'tvm_ffi._elf_check', 'tvm_ffi._private_dir', "
+    "['tvm_ffi', 'tvm_ffi._core', 'tvm_ffi._elf', 'tvm_ffi._private_dir', "
     "'tvm_ffi._version', 'tvm_ffi.config', 'tvm_ffi.cpp', 'tvm_ffi.cpp._cache', "
     "'tvm_ffi.cpp._hit_index', 'tvm_ffi.cpp._inline', 'tvm_ffi.cpp._spec']"
 )

@@ -172,11 +172,21 @@ def test_rejects_non_images_and_keeps_output(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.o"]
 
 
-@pytest.mark.parametrize("var,tool", [("LD", "ld"), ("OBJCOPY", "objcopy")])
-def test_missing_tool_is_named(compile_kernel, tmp_path, monkeypatch, var, tool):
+@pytest.mark.parametrize("var,tool", [("AS", "as"), ("LD", "ld"), ("OBJCOPY", "objcopy")])
+def test_missing_tool_is_named(compile_reader, compile_kernel, tmp_path, monkeypatch, var, tool):
+    # With an input object to merge, every one of the three runs.
+    reader = compile_reader(tmp_path)
     monkeypatch.setenv(var, "/nonexistent/bin/tool")
     with pytest.raises(RuntimeError, match=rf"needs '{tool}' from GNU binutils.*set \${var}"):
-        embed_image(tmp_path / "out.o", compile_kernel("sm_80"), "k")
+        embed_image(tmp_path / "out.o", compile_kernel("sm_80"), "k", input_obj=reader)
+    assert not (tmp_path / "out.o").exists()
+
+
+def test_without_input_objects_only_the_assembler_runs(compile_kernel, tmp_path, monkeypatch):
+    monkeypatch.setenv("LD", "/nonexistent/bin/ld")
+    monkeypatch.setenv("OBJCOPY", "/nonexistent/bin/objcopy")
+    embed_image(tmp_path / "out.o", compile_kernel("sm_80"), "k")
+    assert "__tvm_ffi__cubin_k" in _symbols(tmp_path / "out.o")
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
