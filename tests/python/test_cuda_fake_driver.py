@@ -17,9 +17,10 @@ import struct
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+
+from helpers import SOURCES
 
 KERNELS_CU = r"""
 struct Pair { double a; char b; };
@@ -30,7 +31,6 @@ extern "C" __global__ void no_params() {}
 __global__ void mangled(int* x, unsigned long long u) {}
 """
 
-HERE = Path(__file__).resolve().parent
 
 # The child: runs each case and prints {case: {"ok": last launch} | {"error": [type, message]}}.
 CHILD = r"""
@@ -163,7 +163,7 @@ def results(tmp_path_factory):
             "-fPIC",
             "-O1",
             f"-I{include}",
-            str(HERE / "fake_libcuda.c"),
+            str(SOURCES / "fake_libcuda.c"),
             "-o",
             str(root / "libcuda.so.1"),
         ],

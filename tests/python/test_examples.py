@@ -12,7 +12,7 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "cubin_launcher"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cubin_launcher"
 
 # What each example needs beyond torch with CUDA and nvcc (external packages only).
 NEEDS = {
