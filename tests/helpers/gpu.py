@@ -1,5 +1,6 @@
-"""What the GPU tests share: the device's architecture, a skip for devices older than Hopper,
-test kernels compiled by nvcc (each image once), and a second context on device 0."""
+"""What the GPU tests share: kernels several of them launch, the device's architecture, skips
+for devices older than Hopper and for one GPU, test kernels compiled by nvcc (each image once),
+and a second context on device 0."""
 
 from __future__ import annotations
 
@@ -11,6 +12,34 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
+# Kernels several GPU tests compile beside their own (CUDA source text, to concatenate).
+ADD_ONE_CU = r"""
+extern "C" __global__ void add_one(const float* x, float* y, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + 1.0f;
+}
+"""
+
+# Without the guards, the pair would not compile for the architectures before Hopper that the
+# tests building for any device target; there the pair runs without the early start.
+PDL_PAIR_CU = r"""
+// PDL pair: the primary lets its dependent start early; the dependent waits for its data.
+extern "C" __global__ void pdl_primary(const float* x, float* tmp, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) tmp[i] = 3.0f * x[i];
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+extern "C" __global__ void pdl_secondary(const float* tmp, float* y, long long n) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = tmp[i] + 1.0f;
+}
+"""
 
 
 def device_arch(device: int = 0) -> str:

@@ -21,11 +21,10 @@ from helpers import gpu
 pytestmark = pytest.mark.gpu
 
 
-KERNELS_CU = r"""
-extern "C" __global__ void add_one(const float* x, float* y, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] + 1.0f;
-}
+KERNELS_CU = (
+    gpu.ADD_ONE_CU
+    + gpu.PDL_PAIR_CU
+    + r"""
 
 // 4 KiB of static shared memory next to the dynamic buffer, so "-1" must subtract it.
 extern "C" __global__ void smem_reverse(const float* x, float* y, int n) {
@@ -51,23 +50,8 @@ extern "C" __global__ void cluster_info(unsigned* out) {
     out[2 * blockIdx.x + 1] = size;
   }
 }
-
-// PDL pair: the primary lets its dependent start early; the dependent waits for its data.
-extern "C" __global__ void pdl_primary(const float* x, float* tmp, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) tmp[i] = 3.0f * x[i];
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-extern "C" __global__ void pdl_secondary(const float* tmp, float* y, long long n) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = tmp[i] + 1.0f;
-}
 """
+)
 
 WRAPPER = r"""
 #include <tvm/ffi/container/tensor.h>

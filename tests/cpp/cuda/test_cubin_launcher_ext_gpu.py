@@ -18,7 +18,10 @@ from helpers import gpu
 pytestmark = pytest.mark.gpu
 
 
-KERNELS_CU = r"""
+KERNELS_CU = (
+    gpu.ADD_ONE_CU
+    + gpu.PDL_PAIR_CU
+    + r"""
 constexpr int kSmemFloats = 200 * 1024 / 4;
 
 // Stages the input through 200 KiB of dynamic shared memory, reversed.
@@ -49,18 +52,6 @@ extern "C" __global__ void cluster_info(unsigned* out) {
   }
 }
 
-// PDL pair: the primary lets its dependent start early; the dependent waits for its data.
-extern "C" __global__ void pdl_primary(const float* x, float* tmp, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) tmp[i] = 3.0f * x[i];
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-extern "C" __global__ void pdl_secondary(const float* tmp, float* y, long long n) {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = tmp[i] + 1.0f;
-}
-
 // Cooperative: every block writes, the whole grid meets at a barrier, then each block reads
 // what the next block wrote. Only correct if all blocks are resident and the barrier holds.
 extern "C" __global__ void grid_rotate(const float* x, float* tmp, float* y, unsigned* arrived) {
@@ -77,12 +68,8 @@ extern "C" __global__ void grid_rotate(const float* x, float* tmp, float* y, uns
   __syncthreads();
   y[i] = ((volatile float*)tmp)[(i + blockDim.x) % n];
 }
-
-extern "C" __global__ void add_one(const float* x, float* y, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] + 1.0f;
-}
 """
+)
 
 WRAPPER = r"""
 #include <tvm/ffi/container/tensor.h>
