@@ -43,3 +43,21 @@ def declared_script(name: str, package: str) -> str:
             "brings it (pip install '.[test]')"
         )
     return path
+
+
+# Python lines for a child interpreter, after `from tvm_ffi import _cuda_toolkit`: they hide
+# the system CUDA toolkit, as on a machine without one. The search then sees only what is in
+# site-packages (the package's own last places, and what cuda-pathfinder finds through the
+# dynamic loader's libcudart).
+HIDE_SYSTEM_CUDA = """
+_cuda_toolkit._SYSTEM_ROOTS = ()
+_cuda_toolkit._VERSIONED_ROOTS = "/nonexistent/cuda-*"
+import cuda.pathfinder as pf
+_binary, _headers = pf.find_nvidia_binary_utility, pf.locate_nvidia_header_directory
+def _wheel(path):
+    return path is not None and "site-packages" in path
+pf.find_nvidia_binary_utility = lambda name: (lambda p: p if _wheel(p) else None)(_binary(name))
+pf.locate_nvidia_header_directory = lambda name: (
+    lambda found: found if found is not None and _wheel(found.abs_path) else None
+)(_headers(name))
+"""
