@@ -81,6 +81,7 @@ def test_header_program(tmp_path: Path, name: str, opt: str) -> None:
     assert_all_passed(run_program(exe))
 
 
+@pytest.mark.slow_compile
 def test_header_programs_under_sanitizers(tmp_path: Path) -> None:
     if not sanitizers_available(tmp_path):
         pytest.skip("the compiler has no address/undefined sanitizer runtime")
