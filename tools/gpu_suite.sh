@@ -36,7 +36,7 @@ fi
 memcheck_rc=0
 : >"$LOG/memcheck.log"
 [ -n "${SKIP_MEMCHECK:-}" ] && echo "memcheck skipped (SKIP_MEMCHECK set)" >"$LOG/memcheck.log"
-for target in tests/python/gpu/test_cubin_launcher.py examples/cubin_launcher/example_*.py; do
+for target in tests/cpp/cuda/test_cubin_launcher_gpu.py examples/cubin_launcher/example_*.py; do
   [ -e "$target" ] && [ -z "${SKIP_MEMCHECK:-}" ] || continue
   # The launcher tests provoke CUDA API errors on purpose (missing kernel, wrong arch,
   # oversized block, parameter-count probing): count only memory errors there.

@@ -45,6 +45,7 @@ def _links_nothing_more(elf) -> None:
 # ---- add_tvm_ffi_cubin / add_tvm_ffi_fatbin / tvm_ffi_embed_bin_into --------------------
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("mode", MODES)
 def test_apache_style_library(mode, built, elf):
     """A fatbin compiled by CMake's CUDA language, embedded from $<TARGET_OBJECTS:...>."""
@@ -60,6 +61,7 @@ def test_apache_style_library(mode, built, elf):
     assert lib.lib_embedded_image_size() == len(fatbin)
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("mode", MODES)
 def test_apache_style_program(mode, built, elf, test_arch):
     """A CUBIN from $<TARGET_OBJECTS:...> and a fatbin from a file in one program."""
@@ -117,6 +119,7 @@ def test_option1_block_is_verbatim():
     assert "LINKER_LANGUAGE" not in text
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize(
     ("mode", "generator"),
     [*((mode, None) for mode in MODES), ("source", "Unix Makefiles")],
@@ -167,6 +170,7 @@ def _dlpack_project(tmp_path: Path, find: str) -> Path:
     return source
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("mode", ["source", "source-dir", "installed", "wheel", "pip"])
 def test_shared_target_and_dlpack(mode, cmake, package_args, elf, tmp_path):
     if shutil.which(os.environ.get("CXX", "c++")) is None:

@@ -20,6 +20,7 @@ def _links_no_driver(elf) -> None:
     assert not [n for n in elf.needed() if n.startswith("libcuda.so")], elf.needed()
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("mode", MODES)
 def test_embedded_cubin(mode, built, elf):
     build = built(EXAMPLES / "embedded_cubin", mode)
@@ -34,6 +35,7 @@ def test_embedded_cubin(mode, built, elf):
     assert obj.symbols["__tvm_ffi__cubin_add_one_kernels"].bind == 0
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("mode", MODES)
 def test_cpp_only(mode, built, elf):
     build = built(EXAMPLES / "cpp_only", mode)
@@ -45,6 +47,7 @@ def test_cpp_only(mode, built, elf):
     _links_no_driver(program)
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("mode", MODES)
 def test_dynamic_cubin(mode, built, elf, test_arch):
     build = built(EXAMPLES / "dynamic_cubin", mode)
@@ -73,6 +76,7 @@ def test_dynamic_cubin_reports_a_missing_file(built, tmp_path):
 
 # Both embedding routes with the other common generator (projects/embed_probe checks the
 # outputs of both generators in detail).
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("example", ["embedded_cubin", "cpp_only"])
 def test_examples_build_with_makefiles(example, built):
     built(EXAMPLES / example, "source", generator="Unix Makefiles")

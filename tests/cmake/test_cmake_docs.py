@@ -52,6 +52,7 @@ def test_every_cmake_block_is_marked():
     assert [b for b in cmake_blocks() if b[1] == "cmake"], "no block is tested"
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize(
     "block",
     [

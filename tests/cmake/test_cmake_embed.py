@@ -111,6 +111,7 @@ def test_ctypes_reads_the_embedded_bytes(probe):
     )
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("generator", ["Ninja", "Unix Makefiles"])
 def test_changed_inputs_are_rebuilt(cuda_cmake, package_args, elf, tmp_path, generator):
     """Editing a header the kernel includes regenerates the images (nvcc's depfile) and

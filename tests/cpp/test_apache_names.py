@@ -82,6 +82,7 @@ BRINGS = {  # one header a line where its list is short, several lines a list ot
 # fmt: on
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("header", sorted(BRINGS))
 def test_header_brings_what_apache_tvm_ffi_brings(tmp_path, header):
     body = "\n  ".join("{ " + USES[name] + " }" for name in BRINGS[header])

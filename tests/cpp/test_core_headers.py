@@ -73,6 +73,7 @@ def find_nvcc() -> str | None:
 # ---- header unit tests ----------------------------------------------------------------------
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("name", ["test_error", "test_string", "test_tensor", "test_env"])
 def test_header_program(tmp_path: Path, name: str, opt: str) -> None:
@@ -80,6 +81,7 @@ def test_header_program(tmp_path: Path, name: str, opt: str) -> None:
     assert_all_passed(run_program(exe))
 
 
+@pytest.mark.slow_compile
 def test_header_programs_under_sanitizers(tmp_path: Path) -> None:
     if not sanitizers_available(tmp_path):
         pytest.skip("the compiler has no address/undefined sanitizer runtime")
@@ -120,6 +122,7 @@ EXPORT_VARIANTS = {
 }
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("variant", list(EXPORT_VARIANTS))
 def test_exported_functions(tmp_path: Path, variant: str) -> None:
     flags = EXPORT_VARIANTS[variant]
@@ -135,6 +138,7 @@ def exported_names() -> set[str]:
     return set(re.findall(r"TVM_FFI_DLL_EXPORT_TYPED_FUNC\((\w+),", source))
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("flags", [[], ["-fvisibility=hidden"]], ids=["default", "hidden"])
 def test_loader_can_list_the_entries(tmp_path: Path, flags: list[str]) -> None:
     """A loader lists functions from .dynsym: defined functions named __tvm_ffi_<name>."""
@@ -219,6 +223,7 @@ def test_every_cpp_example_is_marked() -> None:
     assert not unmarked, f"```cpp blocks without a test marker at lines {unmarked}"
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("index", range(len(cpp_blocks(CPP_GUIDE))) if CPP_GUIDE.exists() else [])
 def test_cpp_guide_example(tmp_path: Path, index: int) -> None:
     line, marker, code = cpp_blocks(CPP_GUIDE)[index]

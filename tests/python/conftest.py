@@ -14,6 +14,8 @@ from typing import Callable
 
 import pytest
 
+from helpers import SOURCES
+
 REPO = Path(__file__).resolve().parents[2]
 INCLUDE = REPO / "include"
 
@@ -46,6 +48,13 @@ def build_library(tmp_path_factory: pytest.TempPathFactory) -> BuildLibrary:
     return build
 
 
+@pytest.fixture(scope="session")
+def objects_lib(build_library: BuildLibrary) -> Path:
+    """The library of tests/helpers/objects_lib.cc (objects and registry calls written by hand
+    on c_api.h alone), built once for the tests that load it."""
+    return build_library("objects_lib", (SOURCES / "objects_lib.cc").read_text())
+
+
 # What the hooks call of the extension's sources (cuda_args.cc's layouts, signatures and
 # packing, and what packing a tensor reaches); test_cuda_args.py drives them without a GPU.
 _HOOK_SOURCES = ("cuda/cuda_args.cc", "core/tensor_arg.cc", "core/cuda_guard.cc")
@@ -53,7 +62,7 @@ _HOOK_SOURCES = ("cuda/cuda_args.cc", "core/tensor_arg.cc", "core/cuda_guard.cc"
 
 @pytest.fixture(scope="session")
 def cuda_test_hooks(tmp_path_factory: pytest.TempPathFactory):
-    """The module ``_cuda_test_hooks`` (tests/python/cuda_test_hooks.cc), compiled once from
+    """The module ``_cuda_test_hooks`` (tests/helpers/cuda_test_hooks.cc), compiled once from
     src/python's own sources as setup.py compiles them: the production ``tvm_ffi._core``
     exports no test-only functions."""
     import pybind11
@@ -75,7 +84,7 @@ def cuda_test_hooks(tmp_path_factory: pytest.TempPathFactory):
     ]
     cmd = [cxx, "-shared", "-fPIC", "-std=c++17", "-O1", "-fvisibility=hidden"]
     cmd += [f"-I{path}" for path in includes]
-    cmd += [str(Path(__file__).with_name("cuda_test_hooks.cc"))]
+    cmd += [str(SOURCES / "cuda_test_hooks.cc")]
     cmd += [str(src / name) for name in _HOOK_SOURCES]
     cmd += ["-ldl", "-o", str(target)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

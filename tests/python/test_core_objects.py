@@ -10,19 +10,16 @@ import gc
 import inspect
 import re
 import weakref
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tvm_ffi
 
-OBJECTS_LIB = Path(__file__).with_name("objects_lib.cc")
-
 
 @pytest.fixture(scope="module")
-def lib(build_library):
-    return tvm_ffi.load_module(build_library("objects_lib", OBJECTS_LIB.read_text()))
+def lib(objects_lib):
+    return tvm_ffi.load_module(objects_lib)
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,10 @@ import struct
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+
+from helpers import SOURCES, gpu
 
 KERNELS_CU = r"""
 struct Pair { double a; char b; };
@@ -30,7 +31,6 @@ extern "C" __global__ void no_params() {}
 __global__ void mangled(int* x, unsigned long long u) {}
 """
 
-HERE = Path(__file__).resolve().parent
 
 # The child: runs each case and prints {case: {"ok": last launch} | {"error": [type, message]}}.
 CHILD = r"""
@@ -148,7 +148,7 @@ def results(tmp_path_factory):
     from tvm_ffi.cpp._toolchain import find_cuda_home, find_cuda_tool
 
     try:
-        nvcc = str(find_cuda_tool("nvcc"))
+        find_cuda_tool("nvcc")  # KernelImages compiles with it
         include = find_cuda_home() / "include"
     except RuntimeError as e:
         pytest.skip(f"needs the CUDA toolkit: {e}")
@@ -163,24 +163,17 @@ def results(tmp_path_factory):
             "-fPIC",
             "-O1",
             f"-I{include}",
-            str(HERE / "fake_libcuda.c"),
+            str(SOURCES / "fake_libcuda.c"),
             "-o",
             str(root / "libcuda.so.1"),
         ],
         check=True,
     )
-    (root / "k.cu").write_text(KERNELS_CU)
-    subprocess.run(
-        [nvcc, "--cubin", "-arch=sm_90", str(root / "k.cu"), "-o", str(root / "k.cubin")],
-        check=True,
-    )
-    subprocess.run(
-        [nvcc, "--ptx", "-arch=compute_90", str(root / "k.cu"), "-o", str(root / "k.ptx")],
-        check=True,
-    )
+    images = gpu.KernelImages(KERNELS_CU, root)
+    cubin, ptx = images.path("sm_90"), images.path("sm_90", "ptx")
     env = dict(os.environ, LD_LIBRARY_PATH=f"{root}:{os.environ.get('LD_LIBRARY_PATH', '')}")
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CHILD), str(root / "k.cubin"), str(root / "k.ptx")],
+        [sys.executable, "-c", textwrap.dedent(CHILD), str(cubin), str(ptx)],
         env=env,
         capture_output=True,
         text=True,
@@ -188,8 +181,8 @@ def results(tmp_path_factory):
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    out["_cubin_size"] = (root / "k.cubin").stat().st_size
-    out["_ptx_size"] = (root / "k.ptx").stat().st_size
+    out["_cubin_size"] = cubin.stat().st_size
+    out["_ptx_size"] = ptx.stat().st_size
     return out
 
 

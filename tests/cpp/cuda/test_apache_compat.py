@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_apache_style_code_compiles_with_gxx(toolchain, opt, tmp_path):
     proc = toolchain.gxx(HERE / "apache_style.cc", tmp_path / "out.o", "-c", opt)
@@ -28,6 +29,7 @@ def test_apache_style_code_compiles_with_nvcc(toolchain, tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize(
     "header",
     [
@@ -59,6 +61,7 @@ def test_driver_api_macro_is_one(toolchain, tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("compiler", ["gxx", "nvcc"])
 def test_runtime_api_request_is_an_error(toolchain, compiler, tmp_path):
     source = tmp_path / "runtime.cc"
@@ -178,6 +181,7 @@ def _tls_relocations(obj: Path) -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("mode", ["-fPIE", "-fno-pic", "nvcc"])
 def test_launch_failure_record_uses_a_shared_object_tls_model(toolchain, mode, tmp_path):
     """The per-thread record of the last failed launch is reached through __tls_get_addr

@@ -15,6 +15,7 @@ HERE = Path(__file__).resolve().parent
 SOURCES = ["guide_embedded.cc", "launch_api.cc"]
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_compiles_with_gxx(toolchain, source, opt, tmp_path):
@@ -22,6 +23,7 @@ def test_compiles_with_gxx(toolchain, source, opt, tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("source", SOURCES)
 def test_compiles_with_nvcc(toolchain, source, tmp_path):
     proc = toolchain.nvcc_compile(HERE / source, tmp_path / "out.o")

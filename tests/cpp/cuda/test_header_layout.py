@@ -77,6 +77,7 @@ def test_every_public_cuda_header_is_listed():
     assert public == set(BRINGS)
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("header", sorted(BRINGS))
 def test_header_brings_only_what_it_uses(toolchain, header, tmp_path):
     source = tmp_path / "one.cc"

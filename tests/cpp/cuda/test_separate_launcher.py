@@ -57,12 +57,14 @@ def symbols(obj: Path) -> dict[str, str]:
     return table
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("source", ["guide_embedded.cc", "launch_api.cc"])
 def test_compiles_in_separate_mode(toolchain, source, tmp_path):
     proc = toolchain.gxx(HERE / source, tmp_path / "out.o", "-c", "-O2", SEPARATE)
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("part", [1, 2])
 @pytest.mark.parametrize("flags", [[SEPARATE], []], ids=["with-define", "without-define"])
 def test_parts_compile(toolchain, part, flags, tmp_path):
@@ -130,6 +132,7 @@ def test_library_links_with_the_parts(toolchain, tmp_path):
     assert "undefined reference to `tvm::ffi::CubinModule::" in proc.stderr
 
 
+@pytest.mark.slow_compile
 @pytest.mark.parametrize("part", [1, 2])
 def test_definitions_after_a_header_only_include_is_a_compile_error(toolchain, part, tmp_path):
     # Included header-only first, the family's functions are inline: the file would define none.

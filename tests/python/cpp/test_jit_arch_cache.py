@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import tools
 from tvm_ffi import _cuda_driver, _cuda_toolkit, cpp
 from tvm_ffi.cpp import _arch, _hit_index, _spec, _toolchain
 from tvm_ffi.cpp._arch import Arch
@@ -144,15 +145,7 @@ def test_initialised_torch_is_asked_instead_of_the_driver(fake_gpus, monkeypatch
     assert _arch.target_archs(root) == [Arch(8, 6)]
 
 
-def _find_nvcc() -> bool:
-    try:
-        _toolchain.find_cuda_tool("nvcc")
-    except RuntimeError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _find_nvcc(), reason="needs nvcc")
+@pytest.mark.skipif(not tools.has_nvcc(), reason="needs nvcc")
 def test_warm_cuda_build_asks_no_driver_and_spawns_no_process(fake_gpus, monkeypatch):
     _, _, calls = fake_gpus
     path = cpp.build_inline("jit_arch_warm", cuda_sources=KERNEL)

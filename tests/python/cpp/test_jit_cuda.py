@@ -178,7 +178,7 @@ def test_embed_per_arch_images_become_one_fatbin(tmp_path):
 
 
 def test_apache_style_cuda_sources_need_no_includes():
-    from apache_sources import ADD_ONE_CUDA, BOTH_CPP
+    from helpers.apache_sources import ADD_ONE_CUDA, BOTH_CPP
 
     path = cpp.build_inline("hello_cuda", cuda_sources=ADD_ONE_CUDA, functions=["add_one_cuda"])
     symbols = subprocess.run(["nm", "-D", path], capture_output=True, text=True).stdout

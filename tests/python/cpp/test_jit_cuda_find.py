@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import tvm_ffi
+from helpers import tools
 from tvm_ffi import _cuda_toolkit, cpp
 
 
@@ -126,22 +127,11 @@ def _venv(tmp_path: Path) -> tuple[Path, Path]:
 
 # Run in the venv: the system toolkit is hidden (no nvcc on PATH, no CUDA_HOME, no
 # /usr/local/cuda), so only the wheels can provide CUDA.
-_HIDDEN_SYSTEM = """
-import json, sys
-from tvm_ffi import _cuda_toolkit
-_cuda_toolkit._SYSTEM_ROOTS = ()
-_cuda_toolkit._VERSIONED_ROOTS = "/nonexistent/cuda-*"
-import cuda.pathfinder as pf  # what it finds through the dynamic loader's libcudart too
-_binary, _headers = pf.find_nvidia_binary_utility, pf.locate_nvidia_header_directory
-def _wheel(path):
-    return path is not None and "site-packages" in path
-pf.find_nvidia_binary_utility = lambda name: (lambda p: p if _wheel(p) else None)(_binary(name))
-pf.locate_nvidia_header_directory = lambda name: (
-    lambda found: found if found is not None and _wheel(found.abs_path) else None
-)(_headers(name))
-import tvm_ffi
-from tvm_ffi import cpp
-"""
+_HIDDEN_SYSTEM = (
+    "import json, sys\nfrom tvm_ffi import _cuda_toolkit\n"
+    + tools.HIDE_SYSTEM_CUDA
+    + "import tvm_ffi\nfrom tvm_ffi import cpp\n"
+)
 
 
 def _run_hidden(python: Path, tmp_path: Path, body: str) -> subprocess.CompletedProcess:

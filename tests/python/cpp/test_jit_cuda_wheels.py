@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import tvm_ffi
+from helpers import tools
 from tvm_ffi import _cuda_toolkit
 
 KERNEL = "__global__ void k(float* x) { x[0] = 1; }\nint cuda_answer() { return 42; }\n"
@@ -93,22 +94,6 @@ def _import_path() -> str:
     return os.pathsep.join(dict.fromkeys(dirs))
 
 
-# A machine without a CUDA toolkit: the search sees only what is in site-packages (our
-# own last places, and what cuda-pathfinder finds through the dynamic loader's libcudart).
-HIDE_SYSTEM = """
-_cuda_toolkit._SYSTEM_ROOTS = ()
-_cuda_toolkit._VERSIONED_ROOTS = "/nonexistent/cuda-*"
-import cuda.pathfinder as pf
-_binary, _headers = pf.find_nvidia_binary_utility, pf.locate_nvidia_header_directory
-def _wheel(path):
-    return path is not None and "site-packages" in path
-pf.find_nvidia_binary_utility = lambda name: (lambda p: p if _wheel(p) else None)(_binary(name))
-pf.locate_nvidia_header_directory = lambda name: (
-    lambda found: found if found is not None and _wheel(found.abs_path) else None
-)(_headers(name))
-"""
-
-
 def _run(python: Path, tmp_path: Path, body: str, *, path: str, hide_system: bool = False):
     """Run ``body`` in the venv with ``PATH``, no CUDA_HOME; the system toolkit hidden
     from the search too with ``hide_system``. Returns the process."""
@@ -126,7 +111,7 @@ def _run(python: Path, tmp_path: Path, body: str, *, path: str, hide_system: boo
     )
     prelude = "import json, sys\nfrom tvm_ffi import _cuda_toolkit\n"
     if hide_system:
-        prelude += HIDE_SYSTEM
+        prelude += tools.HIDE_SYSTEM_CUDA
     prelude += "import tvm_ffi\nfrom tvm_ffi import cpp\n"
     return subprocess.run(
         [str(python), "-c", prelude + textwrap.dedent(body)],

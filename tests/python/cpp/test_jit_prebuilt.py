@@ -10,7 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from launcher_cases import (
+
+from helpers.launcher_cases import (
     BAD_IMAGE,
     DEFINE,
     PTX,
@@ -19,7 +20,6 @@ from launcher_cases import (
     has_cuda_headers,
     ninja_value,
 )
-
 from tvm_ffi import cpp
 from tvm_ffi.cpp import _prebuilt, _spec, _toolchain
 

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from launcher_cases import (
+
+from helpers.launcher_cases import (
     BAD_IMAGE,
     DEFINE,
     PTX,
@@ -24,7 +25,6 @@ from launcher_cases import (
     has_cuda_headers,
     ninja_value,
 )
-
 from tvm_ffi import cpp
 from tvm_ffi.cpp import _prebuilt, _toolchain
 

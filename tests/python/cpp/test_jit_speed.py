@@ -9,19 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers import tools
 from tvm_ffi import cpp
 from tvm_ffi.cpp import _hit_index, _host_cuda, _toolchain
 
-
-def _has_nvcc() -> bool:
-    try:
-        _toolchain.find_cuda_tool("nvcc")
-        return True
-    except RuntimeError:
-        return False
-
-
-needs_nvcc = pytest.mark.skipif(not _has_nvcc(), reason="needs the CUDA toolkit (nvcc)")
+needs_nvcc = pytest.mark.skipif(not tools.has_nvcc(), reason="needs the CUDA toolkit (nvcc)")
 
 # A launcher wrapper as the guide writes it: host code only.
 WRAPPER = textwrap.dedent(

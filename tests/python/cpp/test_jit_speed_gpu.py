@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import gpu
+
 pytestmark = pytest.mark.gpu
 
 # The guide's wrapper shape: host code only, one embedded image named "kernels".
@@ -34,26 +36,19 @@ WRAPPER = textwrap.dedent(
 
 
 def _cubin(tmp_path: Path, arch: str, addend: int) -> bytes:
-    from tvm_ffi.cpp import _toolchain
-
-    src = tmp_path / f"apply{addend}.cu"
-    src.write_text(
+    root = tmp_path / f"apply{addend}"
+    root.mkdir(exist_ok=True)
+    source = (
         'extern "C" __global__ void apply(float* x, long long n) {\n'
         "  long long i = blockIdx.x * 256ll + threadIdx.x;\n"
         f"  if (i < n) x[i] += {addend}.0f;\n}}\n"
     )
-    out = tmp_path / f"apply{addend}.cubin"
-    nvcc = str(_toolchain.find_cuda_tool("nvcc"))
-    subprocess.run([nvcc, "--cubin", f"-arch={arch}", str(src), "-o", str(out)], check=True)
-    return out.read_bytes()
+    return gpu.KernelImages(source, root)(arch)
 
 
 @pytest.fixture
 def arch() -> str:
-    import torch
-
-    major, minor = torch.cuda.get_device_capability()
-    return f"sm_{major}{minor}"
+    return gpu.device_arch()
 
 
 def test_a_new_cubin_relinked_into_the_wrapper_is_the_one_that_runs(tmp_path, arch, monkeypatch):

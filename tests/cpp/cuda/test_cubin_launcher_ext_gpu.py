@@ -9,15 +9,19 @@ poisoned first.
 from __future__ import annotations
 
 import re
-import subprocess
 
 import pytest
 import torch
 
+from helpers import gpu
+
 pytestmark = pytest.mark.gpu
 
 
-KERNELS_CU = r"""
+KERNELS_CU = (
+    gpu.ADD_ONE_CU
+    + gpu.PDL_PAIR_CU
+    + r"""
 constexpr int kSmemFloats = 200 * 1024 / 4;
 
 // Stages the input through 200 KiB of dynamic shared memory, reversed.
@@ -48,18 +52,6 @@ extern "C" __global__ void cluster_info(unsigned* out) {
   }
 }
 
-// PDL pair: the primary lets its dependent start early; the dependent waits for its data.
-extern "C" __global__ void pdl_primary(const float* x, float* tmp, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) tmp[i] = 3.0f * x[i];
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-extern "C" __global__ void pdl_secondary(const float* tmp, float* y, long long n) {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = tmp[i] + 1.0f;
-}
-
 // Cooperative: every block writes, the whole grid meets at a barrier, then each block reads
 // what the next block wrote. Only correct if all blocks are resident and the barrier holds.
 extern "C" __global__ void grid_rotate(const float* x, float* tmp, float* y, unsigned* arrived) {
@@ -76,12 +68,8 @@ extern "C" __global__ void grid_rotate(const float* x, float* tmp, float* y, uns
   __syncthreads();
   y[i] = ((volatile float*)tmp)[(i + blockDim.x) % n];
 }
-
-extern "C" __global__ void add_one(const float* x, float* y, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] + 1.0f;
-}
 """
+)
 
 WRAPPER = r"""
 #include <tvm/ffi/container/tensor.h>
@@ -193,37 +181,10 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one, AddOne);
 """
 
 
-def _arch(device: int = 0) -> str:
-    major, minor = torch.cuda.get_device_capability(device)
-    return f"sm_{major}{minor}"
-
-
-def _needs_hopper():
-    if torch.cuda.get_device_capability(0)[0] < 9:
-        pytest.skip("needs compute capability 9.0 or newer (clusters, PDL, 200 KiB smem)")
-
-
 @pytest.fixture(scope="module")
 def cubin(tmp_path_factory):
-    from tvm_ffi.cpp._toolchain import find_cuda_tool
-
-    if torch.cuda.get_device_capability(0)[0] < 9:
-        pytest.skip("the test kernels use sm_90 instructions")
-    root = tmp_path_factory.mktemp("ext")
-    (root / "k.cu").write_text(KERNELS_CU)
-    out = root / "k.cubin"
-    subprocess.run(
-        [
-            str(find_cuda_tool("nvcc")),
-            "--cubin",
-            f"-arch={_arch()}",
-            str(root / "k.cu"),
-            "-o",
-            str(out),
-        ],
-        check=True,
-    )
-    return out.read_bytes()
+    gpu.needs_hopper("the test kernels use sm_90 instructions")
+    return gpu.KernelImages(KERNELS_CU, tmp_path_factory.mktemp("ext"))(gpu.device_arch())
 
 
 @pytest.fixture(scope="module")
@@ -319,8 +280,8 @@ def test_cluster_launch_error_names_kernel(module):
         module.cluster_info(out, 3, 1, 1, 2, 1, 1)  # grid not a multiple of the cluster
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_two_gpus_same_embedded_kernel(module):
+    gpu.needs_two_gpus()
     results = []
     for device in (0, 1):
         x = torch.randn(100_000, device=f"cuda:{device}")
@@ -334,8 +295,8 @@ def test_two_gpus_same_embedded_kernel(module):
     assert results == [True, True]
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_two_gpus_default_stream(module):
+    gpu.needs_two_gpus()
     for device in (1, 0, 1):
         with torch.cuda.device(device):
             x = torch.randn(50_000, device="cuda")
@@ -345,8 +306,8 @@ def test_two_gpus_default_stream(module):
             assert torch.equal(y, x + 1)
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_two_gpus_in_one_call_default_streams(module):
+    gpu.needs_two_gpus()
     xs = [torch.randn(70_000, device=f"cuda:{d}") for d in (0, 1)]
     ys = [torch.full_like(x, float("nan")) for x in xs]
     for first, second in ((0, 1), (1, 0)):
@@ -360,8 +321,8 @@ def test_two_gpus_in_one_call_default_streams(module):
     assert torch.cuda.current_device() == 0  # the caller's device is restored
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_second_gpu_tensor_while_device_0_is_current(module):
+    gpu.needs_two_gpus()
     x = torch.randn(30_000, device="cuda:1")
     y = torch.full_like(x, float("nan"))
     assert torch.cuda.current_device() == 0

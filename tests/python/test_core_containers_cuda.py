@@ -9,6 +9,8 @@ import gc
 import pytest
 import torch
 
+from helpers import gpu
+
 pytestmark = pytest.mark.gpu
 
 
@@ -114,8 +116,8 @@ def test_array_of_cuda_tensors_result(mod):
     assert a.device == x.device
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_env_alloc_on_the_second_gpu(mod):
+    gpu.needs_two_gpus()
     x = torch.randn(4096, device="cuda:1")
     y = mod.axpb(x, None, 2.0)
     assert y.device == torch.device("cuda:1")

@@ -16,14 +16,15 @@ import subprocess
 import pytest
 import torch
 
+from helpers import gpu
+
 pytestmark = pytest.mark.gpu
 
 
-KERNELS_CU = r"""
-extern "C" __global__ void add_one(const float* x, float* y, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] + 1.0f;
-}
+KERNELS_CU = (
+    gpu.ADD_ONE_CU
+    + gpu.PDL_PAIR_CU
+    + r"""
 
 // 4 KiB of static shared memory next to the dynamic buffer, so "-1" must subtract it.
 extern "C" __global__ void smem_reverse(const float* x, float* y, int n) {
@@ -49,23 +50,8 @@ extern "C" __global__ void cluster_info(unsigned* out) {
     out[2 * blockIdx.x + 1] = size;
   }
 }
-
-// PDL pair: the primary lets its dependent start early; the dependent waits for its data.
-extern "C" __global__ void pdl_primary(const float* x, float* tmp, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) tmp[i] = 3.0f * x[i];
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-extern "C" __global__ void pdl_secondary(const float* tmp, float* y, long long n) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = tmp[i] + 1.0f;
-}
 """
+)
 
 WRAPPER = r"""
 #include <tvm/ffi/container/tensor.h>
@@ -271,28 +257,9 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one_words, AddOneWords);
 """
 
 
-def _arch() -> str:
-    major, minor = torch.cuda.get_device_capability(0)
-    return f"sm_{major}{minor}"
-
-
-def _needs_hopper():
-    if torch.cuda.get_device_capability(0)[0] < 9:
-        pytest.skip("needs compute capability 9.0 or newer (clusters, PDL)")
-
-
 @pytest.fixture(scope="module")
 def cubin_path(tmp_path_factory):
-    from tvm_ffi.cpp._toolchain import find_cuda_tool
-
-    root = tmp_path_factory.mktemp("compat")
-    (root / "k.cu").write_text(KERNELS_CU)
-    out = root / "k.cubin"
-    nvcc = str(find_cuda_tool("nvcc"))
-    subprocess.run(
-        [nvcc, "--cubin", f"-arch={_arch()}", str(root / "k.cu"), "-o", str(out)], check=True
-    )
-    return out
+    return gpu.KernelImages(KERNELS_CU, tmp_path_factory.mktemp("compat")).path(gpu.device_arch())
 
 
 @pytest.fixture(scope="module")
@@ -325,7 +292,7 @@ def _cluster_rows(out):
 
 @pytest.mark.parametrize("cluster", [2, 4])
 def test_launch_ex_hand_built_config(module, cluster):
-    _needs_hopper()
+    gpu.needs_hopper("clusters, PDL")
     blocks = 16
     out = torch.full((blocks, 2), 0xDEAD, dtype=torch.int32, device="cuda")
     module.cluster_info_hand_built(out, blocks, cluster)
@@ -336,7 +303,7 @@ def test_launch_ex_hand_built_config(module, cluster):
 
 
 def test_launch_ex_hand_built_config_pdl(module):
-    _needs_hopper()
+    gpu.needs_hopper("clusters, PDL")
     n = 1 << 20
     x = torch.randn(n, device="cuda")
     tmp = torch.full_like(x, float("nan"))
@@ -351,7 +318,7 @@ def test_launch_ex_hand_built_config_pdl(module):
 @pytest.mark.parametrize("cluster", [1, 2, 8])
 def test_construct_launch_config(module, cluster, raw):
     if cluster > 1:
-        _needs_hopper()
+        gpu.needs_hopper("clusters, PDL")
     blocks = 16
     out = torch.full((blocks, 2), 0xDEAD, dtype=torch.int32, device="cuda")
     module.cluster_info_constructed(out, blocks, cluster, raw)
@@ -368,7 +335,7 @@ def test_construct_launch_config_refuses_cluster_zero(module):
 
 
 def test_launch_ex_error_names_kernel(module):
-    _needs_hopper()
+    gpu.needs_hopper("clusters, PDL")
     out = torch.zeros((3, 2), dtype=torch.int32, device="cuda")
     with pytest.raises(
         RuntimeError,
@@ -445,11 +412,8 @@ def test_device_guard_unknown_device(module):
     assert module.current_device() == 0
 
 
-needs_two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
-
-
-@needs_two_gpus
 def test_device_guard_switches_and_restores(module):
+    gpu.needs_two_gpus()
     torch.cuda.set_device(0)
     assert module.guarded_devices(1, 0) == [1, 0, 1, 0]
     assert module.guarded_devices(1, 1) == [1, 1, 1, 0]
@@ -462,8 +426,8 @@ def test_device_guard_switches_and_restores(module):
         torch.cuda.set_device(0)
 
 
-@needs_two_gpus
 def test_device_guard_restores_when_unwinding(module):
+    gpu.needs_two_gpus()
     torch.cuda.set_device(0)
     with pytest.raises(ValueError, match=r"^thrown on device 1\n"):
         module.guard_then_throw(1)
@@ -471,8 +435,8 @@ def test_device_guard_restores_when_unwinding(module):
     assert torch.cuda.current_device() == 0
 
 
-@needs_two_gpus
 def test_device_guard_moves_default_stream_launches(module):
+    gpu.needs_two_gpus()
     xs = [torch.randn(70_000, device=f"cuda:{d}") for d in (0, 1)]
     ys = [torch.full_like(x, float("nan")) for x in xs]
     module.add_one_both_default_streams(xs[0], ys[0], xs[1], ys[1])

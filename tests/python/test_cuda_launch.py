@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import ctypes
 import re
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
+
+from helpers import gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -103,43 +104,15 @@ KERNEL_NAMES = {
 }
 
 
-def _capability(device: int = 0) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(device)
-
-
-def _device_arch(device: int = 0) -> str:
-    major, minor = _capability(device)
-    return f"sm_{major}{minor}"
-
-
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
     """build(arch, kind="cubin") -> image bytes of KERNELS_CU, compiled with nvcc."""
-    from tvm_ffi.cpp._toolchain import find_cuda_tool
-
-    nvcc = str(find_cuda_tool("nvcc"))
-    root = tmp_path_factory.mktemp("cuda_launch")
-    (root / "k.cu").write_text(KERNELS_CU)
-    cache = {}
-
-    def compile_image(arch: str, kind: str = "cubin") -> bytes:
-        if (arch, kind) not in cache:
-            out = root / f"{arch}.{kind}"
-            flags = {
-                "cubin": ["--cubin", f"-arch={arch}"],
-                "ptx": ["--ptx", f"-arch=compute_{arch[3:]}"],
-                "fatbin": ["--fatbin", f"-gencode=arch=compute_{arch[3:]},code={arch}"],
-            }[kind]
-            subprocess.run([nvcc, *flags, str(root / "k.cu"), "-o", str(out)], check=True)
-            cache[(arch, kind)] = out.read_bytes()
-        return cache[(arch, kind)]
-
-    return compile_image
+    return gpu.KernelImages(KERNELS_CU, tmp_path_factory.mktemp("cuda_launch"))
 
 
 @pytest.fixture(scope="module")
 def image(build):
-    return build(_device_arch())
+    return build(gpu.device_arch())
 
 
 @pytest.fixture(scope="module")
@@ -243,8 +216,8 @@ def test_path_and_arch_mapping(build, image, tmp_path):
 
     path = tmp_path / "k.cubin"
     path.write_bytes(image)
-    other = "sm_80" if not _device_arch().startswith("sm_8") else "sm_90"
-    for source in (path, str(path), {_device_arch(): image, other: build(other)}):
+    other = "sm_80" if not gpu.device_arch().startswith("sm_8") else "sm_90"
+    for source in (path, str(path), {gpu.device_arch(): image, other: build(other)}):
         a, b, out = _inputs(1000)
         CubinModule(source)["add"][4, 256](a, b, out, 1000)
         torch.testing.assert_close(out, a + b)
@@ -255,7 +228,7 @@ def test_ptx_and_fatbin(build):
     from tvm_ffi.cuda import CubinModule
 
     for kind in ("ptx", "fatbin"):
-        kernel = CubinModule(build(_device_arch(), kind))["add"]
+        kernel = CubinModule(build(gpu.device_arch(), kind))["add"]
         a, b, out = _inputs(1000)
         kernel[4, 256](a, b, out, 1000)
         torch.testing.assert_close(out, a + b)
@@ -274,7 +247,8 @@ def test_with_signature_and_raw_pointers(mod):
 
 
 needs_sm90 = pytest.mark.skipif(
-    not torch.cuda.is_available() or _capability() < (9, 0), reason="needs sm_90 or newer"
+    not torch.cuda.is_available() or torch.cuda.get_device_capability(0) < (9, 0),
+    reason="needs sm_90 or newer",
 )
 
 
@@ -392,12 +366,12 @@ def test_jax_inputs(mod):
     torch.testing.assert_close(out, torch.arange(1000, device="cuda", dtype=torch.float32) + 1)
 
 
-def test_launch_from_another_context_enters_the_tensors_and_restores(mod, foreign_context):
+def test_launch_from_another_context_enters_the_tensors_and_restores(mod):
     # One GPU's stand-in for the second-GPU case below: a context that is not the device's
     # primary one is current (as the other device's would be); the launch must run in the
     # tensors' primary context and leave the caller's context current afterwards.
     a, b, out = _inputs(1000)
-    with foreign_context() as ctx:
+    with gpu.foreign_context() as ctx:
         mod["add"][4, 256](a, b, out, 1000)
         mod["add"].launch(4, 256, (a, b, out, 1000), stream=0)
         assert ctx.current() == ctx.other
@@ -405,16 +379,11 @@ def test_launch_from_another_context_enters_the_tensors_and_restores(mod, foreig
     torch.testing.assert_close(out, a + b)
 
 
-needs_two_gpus = pytest.mark.skipif(
-    not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs 2 GPUs"
-)
-
-
-@needs_two_gpus
 def test_second_gpu(build, image):
+    gpu.needs_two_gpus()
     from tvm_ffi.cuda import CubinModule
 
-    if _device_arch(1) != _device_arch(0):
+    if gpu.device_arch(1) != gpu.device_arch(0):
         pytest.skip("the two GPUs differ in architecture")
     kernel = CubinModule(image)["add"]
     a, b, out = _inputs(1000, "cuda:1")

@@ -8,10 +8,11 @@ outputs are poisoned (NaN) first, so a kernel that did not run cannot pass.
 from __future__ import annotations
 
 import re
-import subprocess
 
 import pytest
 import torch
+
+from helpers import gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -164,34 +165,10 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_kernel_by_name, GetKernelByName);
 """
 
 
-def _device_arch() -> str:
-    major, minor = torch.cuda.get_device_capability(0)
-    return f"sm_{major}{minor}"
-
-
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
-    """build(arch, ptx=False, defines=()) -> image bytes, compiled with nvcc."""
-    from tvm_ffi.cpp._toolchain import find_cuda_tool
-
-    nvcc = str(find_cuda_tool("nvcc"))
-    root = tmp_path_factory.mktemp("cubins")
-    (root / "k.cu").write_text(KERNELS_CU)
-    cache = {}
-
-    def compile_image(arch: str, ptx: bool = False, defines: tuple[str, ...] = ()) -> bytes:
-        key = (arch, ptx, defines)
-        if key not in cache:
-            out = root / f"{arch}_{len(cache)}.{'ptx' if ptx else 'cubin'}"
-            flags = ["--ptx", f"-arch=compute_{arch[3:]}"] if ptx else ["--cubin", f"-arch={arch}"]
-            subprocess.run(
-                [nvcc, *flags, *(f"-D{d}" for d in defines), str(root / "k.cu"), "-o", str(out)],
-                check=True,
-            )
-            cache[key] = out.read_bytes()
-        return cache[key]
-
-    return compile_image
+    """build(arch, kind="cubin", defines=()) -> image bytes of KERNELS_CU, compiled with nvcc."""
+    return gpu.KernelImages(KERNELS_CU, tmp_path_factory.mktemp("cubins"))
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +178,7 @@ def module(build):
     return cpp.load_inline(
         "cubin_launcher_gpu_test",
         cuda_sources=WRAPPER,
-        embed_cubin={"my_cubin": build(_device_arch())},
+        embed_cubin={"my_cubin": build(gpu.device_arch())},
     )
 
 
@@ -268,14 +245,14 @@ def test_kernel_names(module):
 @pytest.mark.parametrize("mode", [0, 1, 2])
 def test_load_from_memory(module, build, mode):
     x, y = _inputs()
-    module.add_one_from_image(build(_device_arch()), mode, x, y)
+    module.add_one_from_image(build(gpu.device_arch()), mode, x, y)
     torch.cuda.synchronize()
     assert torch.equal(y, x + 1)
 
 
 def test_load_from_file(module, build, tmp_path):
     path = tmp_path / "k.cubin"
-    path.write_bytes(build(_device_arch()))
+    path.write_bytes(build(gpu.device_arch()))
     x, y = _inputs()
     module.add_one_from_file(str(path), x, y)
     torch.cuda.synchronize()
@@ -284,14 +261,14 @@ def test_load_from_file(module, build, tmp_path):
 
 def test_kernel_outlives_module(module, build):
     x, y = _inputs()
-    module.add_one_kernel_outlives_module(build(_device_arch()), x, y)
+    module.add_one_kernel_outlives_module(build(gpu.device_arch()), x, y)
     torch.cuda.synchronize()
     assert torch.equal(y, x + 1)
 
 
 def test_ptx_image(module, build):
     x, y = _inputs()
-    ptx = build(_device_arch(), ptx=True)
+    ptx = build(gpu.device_arch(), "ptx")
     module.add_one_from_image(ptx, 0, x, y)  # sized, maybe without NUL: copied and terminated
     module.add_one_from_image(ptx.rstrip(b"\0"), 1, x, y)
     torch.cuda.synchronize()
@@ -299,7 +276,7 @@ def test_ptx_image(module, build):
 
 
 def test_wrong_kernel_name_lists_kernels(module, build):
-    image = build(_device_arch())
+    image = build(gpu.device_arch())
     with pytest.raises(RuntimeError) as info:
         module.get_kernel_by_name(image, "add_one_v2")
     message = str(info.value)
@@ -312,7 +289,7 @@ def test_wrong_kernel_name_lists_kernels(module, build):
 
 
 def test_corrupt_and_truncated_images(module, build):
-    image = build(_device_arch())
+    image = build(gpu.device_arch())
     with pytest.raises(
         ValueError, match=r"^cannot load module <1000-byte image>: truncated or corrupt CUBIN"
     ):
@@ -328,7 +305,7 @@ def test_corrupt_and_truncated_images(module, build):
 
 
 def test_wrong_arch_says_both_archs(module, build):
-    device_arch = _device_arch()
+    device_arch = gpu.device_arch()
     other = "sm_80" if not device_arch.startswith("sm_8") else "sm_90"
     x, y = _inputs(10)
     with pytest.raises(
@@ -341,7 +318,7 @@ def test_wrong_arch_says_both_archs(module, build):
 def test_fatbin_embed(build):
     from tvm_ffi import cpp
 
-    device_arch = _device_arch()
+    device_arch = gpu.device_arch()
     other = "sm_75" if device_arch != "sm_75" else "sm_80"
     mod = cpp.load_inline(
         "cubin_launcher_gpu_fatbin",
@@ -360,7 +337,7 @@ def test_ptx_embed(build):
     mod = cpp.load_inline(
         "cubin_launcher_gpu_ptx",
         cuda_sources=WRAPPER,
-        embed_cubin={"my_cubin": build(_device_arch(), ptx=True)},
+        embed_cubin={"my_cubin": build(gpu.device_arch(), "ptx")},
     )
     x, y = _inputs()
     mod.add_one_runtime(x, y)
@@ -372,7 +349,7 @@ def test_two_modules_embed_the_same_name(build):
     """Both libraries declare my_cubin; each must launch its own image."""
     from tvm_ffi import cpp
 
-    arch = _device_arch()
+    arch = gpu.device_arch()
     plus_one = cpp.load_inline(
         "cubin_same_name_a", cuda_sources=WRAPPER, embed_cubin={"my_cubin": build(arch)}
     )

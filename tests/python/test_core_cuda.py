@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import tvm_ffi
+from helpers import gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -167,22 +168,20 @@ def test_no_device_guard_cost_for_cpu_calls(mod):
     assert mod.current_device_with(torch.zeros(1)) == before
 
 
-def test_device_guard_enters_the_primary_context_and_back(mod, foreign_context):
+def test_device_guard_enters_the_primary_context_and_back(mod):
     # One GPU's stand-in for the two-GPU test below: with a context that is not the
     # device's primary one current (as another device's would be), a CUDA tensor argument
     # makes its device's primary context current for the call, and the caller's comes back.
     x = torch.zeros(4, device="cuda")
-    with foreign_context() as ctx:
+    with gpu.foreign_context() as ctx:
         assert mod.current_context() == ctx.other  # no tensor: no switch
         assert mod.current_context_with(x) == ctx.primary
         assert mod.current_context() == ctx.other  # restored
         assert mod.current_context_with(torch.zeros(1)) == ctx.other  # CPU: untouched
 
 
-@pytest.mark.skipif(
-    not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs 2 GPUs"
-)
 def test_device_guard_switches_to_the_tensors_device_and_back(mod):
+    gpu.needs_two_gpus()
     torch.cuda.set_device(0)
     a0 = torch.zeros(4, device="cuda:0")
     a1 = torch.zeros(4, device="cuda:1")
