@@ -4,6 +4,7 @@ scripts of the test extra's packages."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -61,3 +62,20 @@ pf.locate_nvidia_header_directory = lambda name: (
     lambda found: found if found is not None and _wheel(found.abs_path) else None
 )(_headers(name))
 """
+
+
+def embed_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m tvm_ffi.utils.embed_cubin ARGS`` in a child process that imports the package
+    under test (installed or editable), never a source tree beside it: the tool reads images
+    through the package's compiled core."""
+    import os
+
+    import tvm_ffi
+
+    package_root = str(Path(tvm_ffi.__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "tvm_ffi.utils.embed_cubin", *args],
+        cwd=cwd, env=env, capture_output=True, text=True,
+    )  # fmt: skip

@@ -4,14 +4,13 @@ manual objcopy route. Needs binutils and nvcc (for real cubins), not a GPU."""
 from __future__ import annotations
 
 import ctypes
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.tools import embed_cli
 from tvm_ffi.utils import embed_cubins, embed_image, make_fatbin, validate_embed_name
 
 pytestmark = pytest.mark.usefixtures("binutils")
@@ -189,23 +188,10 @@ def test_without_input_objects_only_the_assembler_runs(compile_kernel, tmp_path,
     assert "__tvm_ffi__cubin_k" in _symbols(tmp_path / "out.o")
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    python_dir = str(Path(__file__).resolve().parents[3] / "python")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [python_dir, env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "tvm_ffi.utils.embed_cubin", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-
-
-def test_cli(compile_reader, compile_kernel, cxx, tmp_path):
+def testembed_cli(compile_reader, compile_kernel, cxx, tmp_path):
     (tmp_path / "k.cubin").write_bytes(compile_kernel("sm_80"))
     reader = compile_reader(tmp_path)
-    proc = _cli(
+    proc = embed_cli(
         "--output-obj",
         "out.o",
         "--input-obj",
@@ -223,11 +209,13 @@ def test_cli(compile_reader, compile_kernel, cxx, tmp_path):
 
 
 def test_cli_errors(tmp_path):
-    proc = _cli("--output-obj", "o.o", "--cubin", "a", "--cubin", "b", "--name", "x", cwd=tmp_path)
+    proc = embed_cli(
+        "--output-obj", "o.o", "--cubin", "a", "--cubin", "b", "--name", "x", cwd=tmp_path
+    )
     assert proc.returncode == 2
     assert "give one --name per --cubin (got 2 --cubin and 1 --name)" in proc.stderr
     (tmp_path / "a").write_bytes(b"\x7fELF")
-    proc = _cli("--output-obj", "o.o", "--cubin", "a", "--name", "1x", cwd=tmp_path)
+    proc = embed_cli("--output-obj", "o.o", "--cubin", "a", "--name", "1x", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.startswith("embed_cubin: error: embedded CUBIN name must be a C identifier")
 

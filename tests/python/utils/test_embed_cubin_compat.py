@@ -8,11 +8,11 @@ import ctypes
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.tools import embed_cli
 from tvm_ffi.utils import embed_cubins, embed_image, make_fatbin
 from tvm_ffi.utils.embed_cubin import embed_cubin
 
@@ -215,36 +215,26 @@ def test_make_fatbin_wants_a_dict_and_exact_archs(compile_kernel):
     assert image_archs(fat) == ["sm_90a", "compute_80"]
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    python_dir = str(Path(__file__).resolve().parents[3] / "python")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [python_dir, env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "tvm_ffi.utils.embed_cubin", *args],
-        cwd=cwd, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-
-
 def test_cli_as_apache_tvm_ffi_calls_it(cxx, reader, tmp_path):
     (tmp_path / "test.cubin").write_bytes(DUMMY)
     base = ["--output-obj", "out.o", "--input-obj", str(reader), "--cubin", "test.cubin"]
-    proc = _cli(*base, "--name", "blob", cwd=tmp_path)
+    proc = embed_cli(*base, "--name", "blob", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == (
         "embed_cubin: warning: cannot embed 'test.cubin': not a CUBIN, PTX or fatbin image "
         "(first bytes: 44 55 4d 4d); embedding the bytes as they are\n"
     )
     assert _read_blob(cxx, tmp_path / "out.o") == DUMMY
-    proc = _cli(*base, "--name", "blob", "--strict", cwd=tmp_path)
+    proc = embed_cli(*base, "--name", "blob", "--strict", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.startswith("embed_cubin: error: cannot embed 'test.cubin': not a CUBIN")
     (tmp_path / "k.ptx").write_bytes(PTX)
-    proc = _cli("--output-obj", "v.o", "--input-obj", str(reader), "--cubin", "k.ptx",
+    proc = embed_cli("--output-obj", "v.o", "--input-obj", str(reader), "--cubin", "k.ptx",
                 "--name", "blob", "-v", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == f"embed k.ptx ({len(PTX)} bytes, ptx) as 'blob'"
     assert proc.stdout.splitlines()[-1] == f"wrote {tmp_path / 'v.o'} (__tvm_ffi__cubin_blob)"
-    proc = _cli("--output-obj", "n.o", "--cubin", "k.ptx", "--name", "k", "--cubin", "k.ptx",
+    proc = embed_cli("--output-obj", "n.o", "--cubin", "k.ptx", "--name", "k", "--cubin", "k.ptx",
                 "--name", "k_end", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 1
     assert proc.stderr == (
