@@ -3,6 +3,7 @@ scripts of the test extra's packages."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -68,8 +69,6 @@ def embed_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``python -m tvm_ffi.utils.embed_cubin ARGS`` in a child process that imports the package
     under test (installed or editable), never a source tree beside it: the tool reads images
     through the package's compiled core."""
-    import os
-
     import tvm_ffi
 
     package_root = str(Path(tvm_ffi.__file__).resolve().parents[1])

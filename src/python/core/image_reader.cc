@@ -35,12 +35,9 @@ class ByteView {
 
 py::object ImageKind(const py::object& data) {
   const ByteView bytes(data);
-  const char* d = bytes.data();
-  const size_t n = bytes.size();
-  if (detail::IsElf(d, n)) return py::str("cubin");
-  if (detail::IsFatbin(d, n)) return py::str("fatbin");
-  if (detail::IsPtxStart(d, n)) return py::str("ptx");
-  return py::none();
+  const detail::ImageKind kind = detail::AnnouncedImageKind(bytes.data(), bytes.size());
+  if (kind == detail::ImageKind::kUnknown) return py::none();
+  return py::str(detail::ImageKindName(kind));
 }
 
 std::pair<std::string, std::vector<std::pair<std::string, std::string>>> InspectImage(

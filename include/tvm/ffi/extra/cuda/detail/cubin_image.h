@@ -117,6 +117,15 @@ inline bool IsPtxStart(const char* d, size_t n) {
          ImageStartsWith(d + i, n - i, ".version");
 }
 
+/*! \brief The kind the first bytes announce, before any check of the rest (kUnknown for
+ *  none): the one order of the tests, for InspectImage and for callers that only sort. */
+inline ImageKind AnnouncedImageKind(const char* d, size_t n) {
+  if (IsElf(d, n)) return ImageKind::kCubin;
+  if (IsFatbin(d, n)) return ImageKind::kFatbin;
+  if (IsPtxStart(d, n)) return ImageKind::kPtx;
+  return ImageKind::kUnknown;
+}
+
 /*!
  * \brief The SM of a cubin. ELF ABI version 8 (CUDA 13) keeps it in e_flags bits 8..15 with
  *  "a" at bit 3; older cubins keep it in the low byte with "a" at bit 11. ptxas also records

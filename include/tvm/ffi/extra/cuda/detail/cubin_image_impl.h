@@ -275,21 +275,28 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE ImageInfo InspectImage(const char* d
   ImageInfo info;
   if (n == 0 || d == nullptr) {
     info.error = "empty image (0 bytes)";
-  } else if (IsElf(d, n)) {
-    InspectCubin(d, n, &info);
-  } else if (IsFatbin(d, n)) {
-    InspectFatbin(d, n, &info);
-  } else if (IsPtxStart(d, n)) {
-    InspectPtx(d, n, &info);
-  } else {
-    std::string bytes;
-    for (size_t i = 0; i < n && i < 4; ++i) {
-      char hex[4];
-      std::snprintf(hex, sizeof(hex), i ? " %02x" : "%02x", static_cast<unsigned char>(d[i]));
-      bytes += hex;
-    }
-    info.error = "not a CUBIN, PTX or fatbin image (first bytes: " + bytes + ")";
+    return info;
   }
+  switch (AnnouncedImageKind(d, n)) {
+    case ImageKind::kCubin:
+      InspectCubin(d, n, &info);
+      return info;
+    case ImageKind::kFatbin:
+      InspectFatbin(d, n, &info);
+      return info;
+    case ImageKind::kPtx:
+      InspectPtx(d, n, &info);
+      return info;
+    case ImageKind::kUnknown:
+      break;
+  }
+  std::string bytes;
+  for (size_t i = 0; i < n && i < 4; ++i) {
+    char hex[4];
+    std::snprintf(hex, sizeof(hex), i ? " %02x" : "%02x", static_cast<unsigned char>(d[i]));
+    bytes += hex;
+  }
+  info.error = "not a CUBIN, PTX or fatbin image (first bytes: " + bytes + ")";
   return info;
 }
 
