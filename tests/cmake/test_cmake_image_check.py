@@ -28,14 +28,11 @@ ROUTES = {
 
 
 def _warning(fn: str, path: Path, reason: str) -> str:
-    return (
-        f'{fn}: {path} (embedded as "img"): {reason}; its bytes are embedded as they are, '
-        "and the CUDA driver will refuse to load them"
-    )
+    return f'{fn}: {path} ("img") is embedded as it is: {reason}; loading it will fail'
 
 
 def _refusal(fn: str, path: Path, reason: str) -> str:
-    return f'{fn}: cannot embed {path} as "img": {reason}'
+    return f'{fn}: cannot embed {path} ("img"): {reason}'
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +178,7 @@ FOREIGN = {
     "text": "not a CUBIN, PTX or fatbin image (first bytes: 68 65 6c 6c)",
     "cuda-source": (
         "not a PTX image: no .version directive at its start (only whitespace and comments "
-        "may precede it)"
+        "may precede it); CUDA source rather than the PTX compiled from it?"
     ),
 }
 

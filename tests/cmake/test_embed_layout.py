@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tvm_ffi import _elf, cpp
+from tvm_ffi._embed_names import SYMBOL_PREFIX
 from tvm_ffi.utils import embed_image
-from tvm_ffi.utils._embed_layout import SYMBOL_PREFIX
 
 PROBE = Path(__file__).resolve().parent / "projects" / "embed_probe"
 INCLUDE = Path(__file__).resolve().parents[2] / "include"

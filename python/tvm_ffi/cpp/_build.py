@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from pathlib import Path
 
-from ..utils._embed_layout import SYMBOL_PREFIX
+from .._embed_names import SYMBOL_PREFIX
 from ._env import python_executable
 from ._prebuilt import ninja_launch
 

@@ -27,7 +27,7 @@ def check_images(embeds: Mapping[str, bytes], build_dir: Path) -> None:
     does: a :class:`BuildError` naming the image."""
     for name in sorted(embeds):
         try:
-            recognise(embeds[name], f"cannot embed {name!r}", strict=True)
+            recognise(embeds[name], repr(name), strict=True)
         except ValueError as err:
             raise BuildError(
                 f"{err}\nchecking the images of this build in {build_dir} failed",

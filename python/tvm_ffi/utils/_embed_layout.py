@@ -15,13 +15,10 @@ from collections.abc import Iterable
 
 from .. import config
 
-__all__ = ["SYMBOL_PREFIX", "TEMPLATE", "assembler_source", "template"]
+__all__ = ["TEMPLATE", "assembler_source", "template"]
 
 #: The template's file name, in the CMake package folder.
 TEMPLATE = "tvm_ffi_embed_image.s.in"
-#: The template's symbol prefix, for the name checks and their messages (the layout test
-#: reads it back from assembled objects).
-SYMBOL_PREFIX = "__tvm_ffi__cubin_"
 _NAME, _IMAGE = "@TVM_FFI_EMBED_NAME@", "@TVM_FFI_EMBED_IMAGE@"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._arch_grammar import GRAMMAR, Arch, ArchSpellingError, parse_arch
-from ._image import check_image, image_archs
+from ._image import image_archs
 from ._sources import ImageSource, read_image, recognise
 
 __all__ = ["make_fatbin"]
@@ -108,11 +108,7 @@ def make_fatbin(images: Mapping[str, ImageSource]) -> bytes:
         except ArchSpellingError:
             raise ValueError(f"fatbin image keys look like {GRAMMAR} (got {key!r})") from None
         data = read_image(source, f"image {key!r}")
-        kind = recognise(data, f"image {key!r}", strict=True)
-        try:
-            check_image(data)
-        except ValueError as err:
-            raise ValueError(f"image {key!r}: {err}") from None
+        kind = recognise(data, f"image {key!r} into a fatbin", strict=True)
         if kind == "fatbin":
             raise ValueError(f"image {key!r} is already a fatbin; pass cubin or PTX images")
         _check_arch(key, arch, kind, data)

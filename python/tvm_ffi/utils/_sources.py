@@ -1,4 +1,4 @@
-"""Reading an image given as bytes or as a path, and deciding whether it is one."""
+"""Reading an image given as bytes or as a path, and the one policy for embedding it."""
 
 from __future__ import annotations
 
@@ -15,9 +15,6 @@ __all__ = ["ImageSource", "read_image", "recognise"]
 
 ImageSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
 
-# Every PTX file declares its ISA version and target before any code.
-_PTX_VERSION = re.compile(rb"^[ \t]*\.version[ \t]+\d", re.M)
-_PTX_TARGET = re.compile(rb"^[ \t]*\.target[ \t]+\w", re.M)
 # How a str that holds PTX or CUDA text (not a path) usually starts.
 _TEXT_START = re.compile(r"\s*(\.version\s|//\s|/\*|#include\b)")
 
@@ -59,39 +56,23 @@ def read_image(source: object, label: str) -> bytes:
         return file.read()
 
 
-def _not_ptx(data: bytes) -> str | None:
-    text = bytes(data[:65536]).split(b"\0", 1)[0]
-    if _PTX_VERSION.search(text) and _PTX_TARGET.search(text):
-        return None
-    return (
-        "text without the '.version' and '.target' directives every PTX file carries; "
-        "a CUDA source rather than the PTX compiled from it?"
-    )
-
-
 def recognise(
-    data: bytes, label: str, *, strict: bool, warn: Callable[[str], None] | None = None
+    data: bytes, subject: str, *, strict: bool, warn: Callable[[str], None] | None = None
 ) -> str | None:
-    """The kind of ``data`` (``"cubin"``, ``"ptx"``, ``"fatbin"``), after checking its structure.
+    """The kind of ``data`` (``"cubin"``, ``"ptx"``, ``"fatbin"``) after the loader's checks:
+    the one policy of every embedder (``load_inline``, the embed tool, CMake's check).
 
-    A truncated or corrupt image of a known kind is a ValueError. Bytes of no known kind
-    are a ValueError when ``strict``, else ``warn`` is told and None returned (apache-tvm-ffi
-    embeds any bytes; the loader refuses them later).
+    An empty image, or a truncated or corrupt CUBIN or fatbin, is a ValueError: the driver
+    trusts the sizes inside an image and would read past it. Other bytes the loader refuses
+    (no known kind, text that breaks the PTX rules) are a ValueError when ``strict``, else
+    ``warn`` is told and None returned (apache-tvm-ffi embeds any bytes; loading them fails).
+    ``subject`` names the image in messages: ``cannot embed <subject>: <reason>``.
     """
-    kind = image_kind(data)
-    reason = _not_ptx(data) if kind == "ptx" else None
-    if kind is None or reason is not None:
-        if not data:
-            raise ValueError(f"{label}: empty image (0 bytes)")
-        if reason is None:
-            reason = "first bytes: " + " ".join(f"{b:02x}" for b in bytes(data[:4]))
-        message = f"{label}: not a CUBIN, PTX or fatbin image ({reason})"
-        if strict or warn is None:
-            raise ValueError(message)
-        warn(f"{message}; embedding the bytes as they are")
-        return None
     try:
-        check_image(data)
+        return check_image(data)
     except ValueError as err:
-        raise ValueError(f"{label}: {err}") from None
-    return kind
+        reason = str(err)
+    if strict or warn is None or not data or image_kind(data) in ("cubin", "fatbin"):
+        raise ValueError(f"cannot embed {subject}: {reason}") from None
+    warn(f"{subject} is embedded as it is: {reason}; loading it will fail")
+    return None

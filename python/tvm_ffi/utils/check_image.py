@@ -4,11 +4,11 @@ imports tvm_ffi).
 
     python -m tvm_ffi.utils.check_image --function <fn> --name <name> <image file>
 
-The image is read by the one image reader, the C++ one CubinModule runs at load time
-(``tvm_ffi._core.inspect_image``). A truncated or corrupt CUBIN or fatbin, or an empty file,
-is an error (exit status 1): the driver trusts the sizes inside an image and would read past
-it. Bytes of no known format, and text that is not PTX, get a warning and exit status 0: any
-bytes may be embedded on purpose, and the driver refuses them when they are loaded.
+The image is judged as every embedder judges it (``tvm_ffi.utils._sources.recognise``,
+over the C++ reader CubinModule runs at load time): an empty file or a truncated or corrupt
+CUBIN or fatbin is an error (exit status 1); other bytes the loader refuses (no known format,
+text that breaks the PTX rules) get a warning and exit status 0, as the embed tool without
+``--strict`` does: any bytes may be embedded on purpose.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from ._image import check_image, image_kind
+from ._sources import recognise
 
 __all__ = ["main"]
 
@@ -32,16 +32,12 @@ def _verdict(fn: str, name: str, image: str) -> tuple[int, str | None]:
         return 1, f'{fn}: the image for "{name}", {image}, does not exist'
     with open(image, "rb") as file:
         data = file.read()
+    warnings: list[str] = []
     try:
-        check_image(data)
+        recognise(data, f'{image} ("{name}")', strict=False, warn=warnings.append)
     except ValueError as err:
-        if not data or image_kind(data) in ("cubin", "fatbin"):
-            return 1, f'{fn}: cannot embed {image} as "{name}": {err}'
-        return 0, (
-            f'{fn}: {image} (embedded as "{name}"): {err}; its bytes are embedded as they '
-            "are, and the CUDA driver will refuse to load them"
-        )
-    return 0, None
+        return 1, f"{fn}: {err}"
+    return 0, f"{fn}: {warnings[0]}" if warnings else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import secrets
 import shutil
 import subprocess
@@ -36,8 +35,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .. import _elf
+from .._embed_names import SYMBOL_PREFIX, end_marker_clash
 from . import _embed_layout
-from ._embed_layout import SYMBOL_PREFIX
 from ._fatbin import make_fatbin
 from ._sources import ImageSource, read_image, recognise
 
@@ -49,14 +48,12 @@ __all__ = [
     "validate_embed_name",
 ]
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
 Log = Optional[Callable[[str], None]]
 
 
 def validate_embed_name(name: str) -> str:
     """Return ``name`` if it can be part of a C symbol, else raise ValueError."""
-    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+    if not (isinstance(name, str) and name.isascii() and name.isidentifier()):
         raise ValueError(
             f"embedded CUBIN name must be a C identifier (letters, digits, _; not starting with a "
             f"digit), got {name!r}"
@@ -65,15 +62,9 @@ def validate_embed_name(name: str) -> str:
 
 
 def _check_names(names: Iterable[str]) -> None:
-    names = [validate_embed_name(name) for name in names]
-    given = set(names)
-    for name in names:
-        # The end marker of X is the start symbol of X_end: ld would bind one to the other.
-        if f"{name}_end" in given:
-            raise ValueError(
-                f"embed names {name!r} and {name + '_end'!r} cannot be used together: "
-                f"{SYMBOL_PREFIX}{name}_end marks the end of {name!r}; rename one of them"
-            )
+    clash = end_marker_clash([validate_embed_name(name) for name in names])
+    if clash is not None:
+        raise ValueError(clash)
 
 
 def _check_inputs(inputs: list[str], names: Iterable[str]) -> None:
@@ -214,7 +205,7 @@ def embed_cubins(
     for name, source in images.items():
         label = f"cannot embed {name!r}"
         data = make_fatbin(source) if isinstance(source, Mapping) else read_image(source, label)
-        recognise(data, label, strict=True)
+        recognise(data, repr(name), strict=True)
         blobs[name] = data
     _embed(output_obj, blobs, inputs, None)
 
@@ -254,9 +245,9 @@ def embed_cubin(
         )
     _check_names([name])
     inputs = _object_list([input_obj_path])
-    label = f"cannot embed {os.fspath(cubin_path)!r}"
-    data = read_image(cubin_path, label)
-    kind = recognise(data, label, strict=False, warn=_warn)
+    shown = repr(os.fspath(cubin_path))
+    data = read_image(cubin_path, f"cannot embed {shown}")
+    kind = recognise(data, shown, strict=False, warn=_warn)
     log = print if verbose else None
     if log is not None:
         log(
@@ -303,9 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         inputs = _object_list(args.input_obj)
         blobs = {}
         for name, path in zip(args.name, args.cubin):
-            label = f"cannot embed {path!r}"
-            data = read_image(Path(path), label)
-            kind = recognise(data, label, strict=args.strict, warn=warn)
+            data = read_image(Path(path), f"cannot embed {path!r}")
+            kind = recognise(data, repr(path), strict=args.strict, warn=warn)
             if log is not None:
                 log(f"embed {path} ({len(data)} bytes, {kind or 'unrecognised'}) as {name!r}")
             blobs[name] = data

@@ -153,7 +153,10 @@ def test_make_fatbin_rules(compile_kernel):
         make_fatbin({"sm_90": compile_kernel("sm_80")})
     with pytest.raises(ValueError, match=r"^fatbin image keys look like"):
         make_fatbin({"hopper": compile_kernel("sm_90")})
-    with pytest.raises(ValueError, match=r"^image 'sm_80': not a CUBIN, PTX or fatbin image"):
+    with pytest.raises(
+        ValueError,
+        match=r"^cannot embed image 'sm_80' into a fatbin: not a CUBIN, PTX or fatbin image",
+    ):
         make_fatbin({"sm_80": b"\x01\x02\x03\x04"})
 
 

@@ -73,8 +73,8 @@ def test_unknown_bytes_are_embedded_with_a_warning_naming_the_file(cxx, reader, 
     dummy.write_bytes(DUMMY)
     out = tmp_path / "out.o"
     message = (
-        f"cannot embed '{dummy}': not a CUBIN, PTX or fatbin image (first bytes: 44 55 4d 4d); "
-        "embedding the bytes as they are"
+        f"'{dummy}' is embedded as it is: not a CUBIN, PTX or fatbin image (first bytes: "
+        "44 55 4d 4d); loading it will fail"
     )
     with pytest.warns(UserWarning, match=f"^{re.escape(message)}$"):
         embed_cubin(dummy, reader, out, "blob")
@@ -86,11 +86,13 @@ def test_a_cuda_source_is_not_ptx(cxx, reader, tmp_path):
     source = tmp_path / "kernel.cu"
     source.write_text("// kernels\n__global__ void k() {}\n")
     reason = (
-        "not a CUBIN, PTX or fatbin image (text without the '.version' and '.target' "
-        "directives every PTX file carries; a CUDA source rather than the PTX compiled from it?)"
+        "not a PTX image: no .version directive at its start (only whitespace and comments "
+        "may precede it); CUDA source rather than the PTX compiled from it?"
     )
-    with pytest.warns(UserWarning, match=re.escape(f"cannot embed '{source}': {reason}")):
+    warning = f"'{source}' is embedded as it is: {reason}; loading it will fail"
+    with pytest.warns(UserWarning, match=f"^{re.escape(warning)}$"):
         embed_cubin(source, reader, tmp_path / "out.o", "blob")
+    assert _read_blob(cxx, tmp_path / "out.o") == source.read_bytes()
     with pytest.raises(
         ValueError, match=f"^{re.escape(f'cannot embed {chr(39)}blob{chr(39)}: {reason}')}$"
     ):
@@ -221,8 +223,8 @@ def test_cli_as_apache_tvm_ffi_calls_it(cxx, reader, tmp_path):
     proc = embed_cli(*base, "--name", "blob", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == (
-        "embed_cubin: warning: cannot embed 'test.cubin': not a CUBIN, PTX or fatbin image "
-        "(first bytes: 44 55 4d 4d); embedding the bytes as they are\n"
+        "embed_cubin: warning: 'test.cubin' is embedded as it is: not a CUBIN, PTX or fatbin "
+        "image (first bytes: 44 55 4d 4d); loading it will fail\n"
     )
     assert _read_blob(cxx, tmp_path / "out.o") == DUMMY
     proc = embed_cli(*base, "--name", "blob", "--strict", cwd=tmp_path)

@@ -88,7 +88,7 @@ def test_cuda_source_is_not_ptx():
     with pytest.raises(
         ValueError,
         match=r"^not a PTX image: no \.version directive at its start \(only whitespace and "
-        r"comments may precede it\)$",
+        r"comments may precede it\); CUDA source rather than the PTX compiled from it\?$",
     ):
         check_image(source)
     with pytest.raises(

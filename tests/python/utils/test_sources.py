@@ -1,4 +1,5 @@
-"""tvm_ffi.utils._sources.read_image: what an image may be read from (no tools needed)."""
+"""tvm_ffi.utils._sources: what an image may be read from, and the one embedding policy
+(``recognise``) that load_inline, the embed tool and CMake's check share."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from tvm_ffi.utils._sources import read_image
+from tvm_ffi.utils._sources import read_image, recognise
 
 
 def test_image_from_fifo_is_refused_without_waiting(tmp_path):
@@ -52,3 +53,47 @@ def test_image_from_file_and_missing_file(tmp_path):
     assert read_image(str(path), "x") == b"\x7fELF data"
     with pytest.raises(FileNotFoundError, match=r"^x: image file not found: "):
         read_image(tmp_path / "nope", "x")
+
+
+PTX = b"// by hand\n.version 8.0\n.target sm_80\n.address_size 64\n"
+BAD_PTX = b".version 8.0\n.address_size 64\n"  # no .target: the loader refuses it
+UNKNOWN = b"\x12\x34\x56\x78"
+
+
+def _judge(data: bytes, strict: bool) -> tuple[str, str | None]:
+    """("kind", kind), ("warn", message) or ("error", message) for one call of recognise."""
+    told: list[str] = []
+    try:
+        kind = recognise(data, "'x'", strict=strict, warn=told.append)
+    except ValueError as err:
+        return "error", str(err)
+    return ("warn", told[0]) if told else ("kind", kind)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_valid_images_are_recognised(compile_kernel, strict):
+    assert _judge(compile_kernel("sm_80"), strict) == ("kind", "cubin")
+    assert _judge(PTX, strict) == ("kind", "ptx")
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (UNKNOWN, "not a CUBIN, PTX or fatbin image (first bytes: 12 34 56 78)"),
+        (BAD_PTX, "not a PTX image: .version is not followed by a .target directive"),
+    ],
+)
+def test_bytes_the_loader_refuses_warn_unless_strict(data, reason):
+    assert _judge(data, strict=False) == (
+        "warn",
+        f"'x' is embedded as it is: {reason}; loading it will fail",
+    )
+    assert _judge(data, strict=True) == ("error", f"cannot embed 'x': {reason}")
+
+
+def test_empty_and_damaged_images_are_refused_even_when_not_strict(compile_kernel):
+    cubin = compile_kernel("sm_80")
+    assert _judge(b"", strict=False) == ("error", "cannot embed 'x': empty image (0 bytes)")
+    verdict, message = _judge(cubin[: len(cubin) // 2], strict=False)
+    assert verdict == "error"
+    assert message.startswith("cannot embed 'x': truncated")
