@@ -2,10 +2,11 @@
 # tvm_ffi_embed.cmake embed it. Included by tvm_ffiConfig.cmake.
 #
 # The image is often a build output, so configure time is too early: the check is a command
-# of the embedding rule. It runs `python -m tvm_ffi.utils.check_image`, which reads the
-# image with the one image reader (the C++ one CubinModule runs at load time): a truncated
-# or corrupt CUBIN or fatbin stops the build with a message naming the file; bytes of no
-# known format are embedded with a warning. The Python is TVM_FFI_PYTHON_EXECUTABLE, else
+# of the embedding rule. It runs `python -m tvm_ffi.utils.check_image`, which judges the
+# image as every embedder of the package does (the C++ reader CubinModule runs at load
+# time, under one policy): an empty file or a truncated or corrupt CUBIN or fatbin stops the
+# build with a message naming the file; other bytes the loader refuses are embedded with a
+# warning. The Python is TVM_FFI_PYTHON_EXECUTABLE, else
 # the Python_EXECUTABLE or Python3_EXECUTABLE of find_package(Python), when it imports
 # tvm_ffi. Without one, embedding needs no Python: the image is embedded unchecked, and
 # CubinModule checks it when it loads it (a one-time message says so).

@@ -21,9 +21,9 @@
 # aligned to 64 bytes (the driver parses it in place as an ELF or fatbin), followed by
 # one NUL byte (so a PTX image is a valid C string), and .note.GNU-stack so the library
 # does not ask for an executable stack. Where a Python that imports tvm_ffi is known,
-# every image is checked at build time before it is embedded: a truncated or corrupt
-# CUBIN or fatbin stops the build, bytes of no known format are embedded with a warning
-# (tvm_ffi_check_image.cmake).
+# every image is checked at build time before it is embedded: an empty file or a truncated
+# or corrupt CUBIN or fatbin stops the build, other bytes the loader refuses are embedded
+# with a warning (tvm_ffi_check_image.cmake).
 
 # Fails naming <fn> unless <name> (given as <label>: NAME or SYMBOL) can be part of a
 # C symbol.

@@ -1,7 +1,7 @@
 """Which names embedded images may have together: one rule for ``load_inline``'s
 ``embed_cubin`` and the embed tool. An image named X lies between the symbols
 ``__tvm_ffi__cubin_X`` and ``__tvm_ffi__cubin_X_end`` (the layout:
-``utils/_embed_layout.py``). A name itself is a C identifier (``str.isidentifier`` on ASCII).
+``utils/_embed_layout.py``).
 """
 
 from __future__ import annotations

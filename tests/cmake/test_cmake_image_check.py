@@ -178,7 +178,7 @@ FOREIGN = {
     "text": "not a CUBIN, PTX or fatbin image (first bytes: 68 65 6c 6c)",
     "cuda-source": (
         "not a PTX image: no .version directive at its start (only whitespace and comments "
-        "may precede it); CUDA source rather than the PTX compiled from it?"
+        "may precede it); CUDA source must be compiled to PTX first"
     ),
 }
 

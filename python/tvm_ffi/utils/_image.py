@@ -2,8 +2,9 @@
 
 The reader is the C++ one that ``CubinModule`` runs when it loads an image
 (``include/tvm/ffi/extra/cuda/detail/cubin_image.h``, which states the rules), reached
-through the compiled core: an image the embed tool accepts is one the loader accepts, with
-the same message when it is not. ``_core`` is imported on first call, not with this module.
+through the compiled core: an image these functions accept is one the loader accepts, with
+the same message when it is not (what an embedder does with the rest:
+``_sources.recognise``). ``_core`` is imported on first call, not with this module.
 """
 
 from __future__ import annotations

@@ -234,9 +234,10 @@ def embed_cubin(
     """apache-tvm-ffi's form: embed the image file ``cubin_path`` under ``name`` into a copy
     of the object ``input_obj_path``, written to ``output_obj_path``.
 
-    A CUBIN, PTX or fatbin is checked (a truncated one is a ValueError naming the file);
-    other bytes are embedded as they are, with a UserWarning naming the file (the CUDA
-    loader will refuse them). ``verbose`` prints each step and command to stdout.
+    An empty file or a truncated or corrupt CUBIN or fatbin is a ValueError naming the
+    file; other bytes the loader refuses (no known format, text that breaks the PTX rules)
+    are embedded as they are, with a UserWarning naming the file. ``verbose`` prints each
+    step and command to stdout.
     """
     if not isinstance(cubin_path, (str, os.PathLike)):
         raise TypeError(
@@ -251,7 +252,7 @@ def embed_cubin(
     log = print if verbose else None
     if log is not None:
         log(
-            f"embed {os.fspath(cubin_path)} ({len(data)} bytes, {kind or 'unrecognised'}) "
+            f"embed {os.fspath(cubin_path)} ({len(data)} bytes, {kind or 'not loadable'}) "
             f"as {name!r}"
         )
     _embed(output_obj_path, {name: data}, inputs, log)
@@ -274,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="refuse files that are no CUBIN, PTX or fatbin (default: warn and embed them)",
+        help="refuse files the loader would refuse: no CUBIN, PTX or fatbin, or text that "
+        "breaks the PTX rules (default: warn and embed them)",
     )
     args = parser.parse_args(argv)
     if len(args.cubin) != len(args.name):
@@ -297,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             data = read_image(Path(path), f"cannot embed {path!r}")
             kind = recognise(data, repr(path), strict=args.strict, warn=warn)
             if log is not None:
-                log(f"embed {path} ({len(data)} bytes, {kind or 'unrecognised'}) as {name!r}")
+                log(f"embed {path} ({len(data)} bytes, {kind or 'not loadable'}) as {name!r}")
             blobs[name] = data
         _embed(args.output_obj, blobs, inputs, log)
     except (ValueError, TypeError, RuntimeError, OSError) as err:

@@ -285,7 +285,7 @@ def crafted_ptx(ptx: bytes) -> list[Case]:
     ok, ok_nul = "ok ptx - ptx:compute_80", "ok ptx nul ptx:compute_80"
     no_version = (
         "error not a PTX image: no .version directive at its start (only whitespace and "
-        "comments may precede it); CUDA source rather than the PTX compiled from it?"
+        "comments may precede it); CUDA source must be compiled to PTX first"
     )
     bad_version = "error not a PTX image: malformed .version directive (expected e.g. .version 8.5)"
     no_target = "error not a PTX image: .version is not followed by a .target directive"

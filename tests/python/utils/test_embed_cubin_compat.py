@@ -87,7 +87,7 @@ def test_a_cuda_source_is_not_ptx(cxx, reader, tmp_path):
     source.write_text("// kernels\n__global__ void k() {}\n")
     reason = (
         "not a PTX image: no .version directive at its start (only whitespace and comments "
-        "may precede it); CUDA source rather than the PTX compiled from it?"
+        "may precede it); CUDA source must be compiled to PTX first"
     )
     warning = f"'{source}' is embedded as it is: {reason}; loading it will fail"
     with pytest.warns(UserWarning, match=f"^{re.escape(warning)}$"):

@@ -88,7 +88,7 @@ def test_cuda_source_is_not_ptx():
     with pytest.raises(
         ValueError,
         match=r"^not a PTX image: no \.version directive at its start \(only whitespace and "
-        r"comments may precede it\); CUDA source rather than the PTX compiled from it\?$",
+        r"comments may precede it\); CUDA source must be compiled to PTX first$",
     ):
         check_image(source)
     with pytest.raises(

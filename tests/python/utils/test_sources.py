@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
+from tvm_ffi.utils import make_fatbin
 from tvm_ffi.utils._sources import read_image, recognise
 
 
@@ -66,14 +68,20 @@ def _judge(data: bytes, strict: bool) -> tuple[str, str | None]:
     try:
         kind = recognise(data, "'x'", strict=strict, warn=told.append)
     except ValueError as err:
+        assert not told
         return "error", str(err)
+    assert len(told) <= 1
     return ("warn", told[0]) if told else ("kind", kind)
 
 
 @pytest.mark.parametrize("strict", [False, True])
-def test_valid_images_are_recognised(compile_kernel, strict):
-    assert _judge(compile_kernel("sm_80"), strict) == ("kind", "cubin")
+def test_valid_ptx_is_recognised(strict):
     assert _judge(PTX, strict) == ("kind", "ptx")
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_valid_cubin_is_recognised(compile_kernel, strict):
+    assert _judge(compile_kernel("sm_80"), strict) == ("kind", "cubin")
 
 
 @pytest.mark.parametrize(
@@ -89,11 +97,25 @@ def test_bytes_the_loader_refuses_warn_unless_strict(data, reason):
         f"'x' is embedded as it is: {reason}; loading it will fail",
     )
     assert _judge(data, strict=True) == ("error", f"cannot embed 'x': {reason}")
+    with pytest.raises(
+        ValueError, match=f"^{re.escape(f'cannot embed {chr(39)}x{chr(39)}: {reason}')}$"
+    ):
+        recognise(data, "'x'", strict=False)  # nobody to warn: refused
 
 
-def test_empty_and_damaged_images_are_refused_even_when_not_strict(compile_kernel):
-    cubin = compile_kernel("sm_80")
+def test_empty_and_foreign_elf_are_refused_even_when_not_strict():
     assert _judge(b"", strict=False) == ("error", "cannot embed 'x': empty image (0 bytes)")
-    verdict, message = _judge(cubin[: len(cubin) // 2], strict=False)
+    with open(sys.executable, "rb") as file:  # an x86-64 program, not a CUBIN
+        host_elf = file.read()
+    verdict, message = _judge(host_elf, strict=False)
     assert verdict == "error"
-    assert message.startswith("cannot embed 'x': truncated")
+    assert message.startswith("cannot embed 'x': ")
+
+
+def test_damaged_images_are_refused_even_when_not_strict(compile_kernel):
+    cubin = compile_kernel("sm_80")
+    fatbin = make_fatbin({"sm_80": cubin})
+    for image in (cubin, fatbin):
+        verdict, message = _judge(image[: len(image) // 2], strict=False)
+        assert verdict == "error"
+        assert message.startswith("cannot embed 'x': truncated ")

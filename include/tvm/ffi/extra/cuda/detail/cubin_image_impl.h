@@ -228,7 +228,7 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void InspectPtx(const char* d, size_
   if (!PtxDirectiveAt(d, len, i, ".version")) {
     info->error =
         "not a PTX image: no .version directive at its start (only whitespace and comments "
-        "may precede it); CUDA source rather than the PTX compiled from it?";
+        "may precede it); CUDA source must be compiled to PTX first";
     return;
   }
   auto bad_version = [&] {
