@@ -33,7 +33,7 @@ inline T ReadLE(const char* p) {
 inline bool InBounds(uint64_t off, uint64_t len, uint64_t n) { return off <= n && len <= n - off; }
 
 constexpr size_t kElf64HeaderSize = 64, kElf64SectionSize = 64, kElf64SegmentSize = 56;
-constexpr uint32_t kShtNull = 0, kShtStrtab = 3, kShtNote = 7, kShtNobits = 8, kShtDynsym = 11;
+constexpr uint32_t kShtNull = 0, kShtStrtab = 3, kShtNote = 7, kShtNobits = 8, kPtNull = 0;
 
 /*! \brief The ELF64 header fields the readers use (the caller ensures 64 bytes). */
 struct Elf64Header {
@@ -72,6 +72,20 @@ struct Elf64Section {
 
   /*! \brief Whether the section occupies file bytes (SHT_NULL and SHT_NOBITS do not). */
   bool HasBytes() const { return type != kShtNull && type != kShtNobits; }
+};
+
+/*! \brief One program header: its type and the file bytes it maps. */
+struct Elf64Segment {
+  uint32_t type;
+  uint64_t offset, filesz;
+
+  explicit Elf64Segment(const char* hdr)
+      : type(ReadLE<uint32_t>(hdr)),
+        offset(ReadLE<uint64_t>(hdr + 8)),
+        filesz(ReadLE<uint64_t>(hdr + 32)) {}
+
+  /*! \brief Whether the segment maps file bytes (PT_NULL does not). */
+  bool HasBytes() const { return type != kPtNull; }
 };
 
 /*!

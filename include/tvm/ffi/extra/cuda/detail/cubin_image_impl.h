@@ -95,19 +95,19 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void InspectCubin(const char* d, siz
         "corrupt CUBIN image: e_shnum is 0 but e_shoff is not "
         "(extended section numbering is not supported)");
   }
-  if (h.shnum != 0 && h.shentsize != 64) {
+  if (h.shnum != 0 && h.shentsize != kElf64SectionSize) {
     return fail("corrupt CUBIN image: section header size " + std::to_string(h.shentsize) +
                 ", expected 64");
   }
-  if (h.shnum != 0 && !InBounds(h.shoff, uint64_t{h.shnum} * 64, n)) {
-    return truncated("the section table", h.shoff, uint64_t{h.shnum} * 64);
+  if (h.shnum != 0 && !InBounds(h.shoff, uint64_t{h.shnum} * kElf64SectionSize, n)) {
+    return truncated("the section table", h.shoff, uint64_t{h.shnum} * kElf64SectionSize);
   }
-  if (h.phnum != 0 && h.phentsize != 56) {
+  if (h.phnum != 0 && h.phentsize != kElf64SegmentSize) {
     return fail("corrupt CUBIN image: program header size " + std::to_string(h.phentsize) +
                 ", expected 56");
   }
-  if (h.phnum != 0 && !InBounds(h.phoff, uint64_t{h.phnum} * 56, n)) {
-    return truncated("the program header table", h.phoff, uint64_t{h.phnum} * 56);
+  if (h.phnum != 0 && !InBounds(h.phoff, uint64_t{h.phnum} * kElf64SegmentSize, n)) {
+    return truncated("the program header table", h.phoff, uint64_t{h.phnum} * kElf64SegmentSize);
   }
   if (h.shstrndx != 0 && h.shstrndx >= h.shnum) {
     return fail("corrupt CUBIN image: section name table index " + std::to_string(h.shstrndx) +
@@ -123,10 +123,9 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void InspectCubin(const char* d, siz
     }
   }
   for (uint16_t i = 0; i < h.phnum; ++i) {
-    const char* hdr = d + h.phoff + 56 * uint64_t{i};
-    const uint64_t off = ReadLE<uint64_t>(hdr + 8), len = ReadLE<uint64_t>(hdr + 32);
-    if (ReadLE<uint32_t>(hdr) != 0 /* PT_NULL */ && !InBounds(off, len, n)) {
-      return truncated("segment " + std::to_string(i), off, len);
+    const Elf64Segment segment(d + h.phoff + kElf64SegmentSize * i);
+    if (segment.HasBytes() && !InBounds(segment.offset, segment.filesz, n)) {
+      return truncated("segment " + std::to_string(i), segment.offset, segment.filesz);
     }
   }
   if (h.shstrndx != 0) {
@@ -310,22 +309,23 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE size_t SelfDescribedSize(const char*
     };
     const Elf64Header h(d);
     if (h.elf_class != 2 || h.data_encoding != 1 || h.machine != kElfMachineCuda) return 64;
-    const uint64_t table = uint64_t{h.shnum} * 64;
-    if (h.shnum != 0 && (h.shentsize != 64 || h.shoff > UINT64_MAX - table)) return 64;
-    if (h.phnum != 0 && (h.phentsize != 56 || h.phoff > UINT64_MAX - uint64_t{h.phnum} * 56)) {
+    const uint64_t sections = uint64_t{h.shnum} * kElf64SectionSize;
+    const uint64_t segments = uint64_t{h.phnum} * kElf64SegmentSize;
+    if (h.shnum != 0 && (h.shentsize != kElf64SectionSize || h.shoff > UINT64_MAX - sections)) {
       return 64;
     }
-    if (h.shnum != 0) extend(h.shoff, table);
-    if (h.phnum != 0) extend(h.phoff, uint64_t{h.phnum} * 56);
+    if (h.phnum != 0 && (h.phentsize != kElf64SegmentSize || h.phoff > UINT64_MAX - segments)) {
+      return 64;
+    }
+    if (h.shnum != 0) extend(h.shoff, sections);
+    if (h.phnum != 0) extend(h.phoff, segments);
     for (uint16_t i = 0; i < h.shnum; ++i) {
       const Elf64Section section(d + h.shoff + kElf64SectionSize * i);
       if (section.HasBytes()) extend(section.offset, section.size);
     }
     for (uint16_t i = 0; i < h.phnum; ++i) {
-      const char* hdr = d + h.phoff + 56 * uint64_t{i};
-      if (ReadLE<uint32_t>(hdr) != 0) {
-        extend(ReadLE<uint64_t>(hdr + 8), ReadLE<uint64_t>(hdr + 32));
-      }
+      const Elf64Segment segment(d + h.phoff + kElf64SegmentSize * i);
+      if (segment.HasBytes()) extend(segment.offset, segment.filesz);
     }
     return size > kMax ? kMax : static_cast<size_t>(size);
   }
