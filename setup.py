@@ -40,9 +40,10 @@ DATA_TREES = [
 ]
 
 # Compile flags every compiled target shares. -s (at link): the wheel ships stripped; the
-# dynamic symbols a loader needs stay.
+# dynamic symbols a loader needs stay. --exclude-libs,ALL: a static libstdc++ (a compiler
+# without the shared one) stays private, as in JIT modules (docs/dev/cxx_runtime.md).
 COMPILE_ARGS = ["-O3", "-fvisibility=hidden"]
-LINK_ARGS = ["-s"]
+LINK_ARGS = ["-s", "-Wl,--exclude-libs,ALL"]
 
 
 def _tree_files(folder: str) -> list[str]:

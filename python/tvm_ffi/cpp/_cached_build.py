@@ -160,7 +160,11 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
     # every later load. First, so that extra_ldflags=["-Wl,-z,undefs"] can take it back.
     # -ldl and -pthread: before glibc 2.34, dlopen (the CUDA driver shim) and pthread_*
     # (std::call_once) live in libraries the link must then name.
-    ldflags = ["-Wl,-z,defs", *ldflags, "-ldl", "-pthread"]
+    # --exclude-libs,ALL: whatever static archive the link pulls in stays private to the
+    # module. A compiler without a shared libstdc++ links libstdc++.a; exported, its unique
+    # template members bind to the process's libstdc++.so.6 (torch loads it) and the module's
+    # iostreams crash on the other runtime's locale tables (docs/dev/cxx_runtime.md).
+    ldflags = ["-Wl,-z,defs", "-Wl,--exclude-libs,ALL", *ldflags, "-ldl", "-pthread"]
     # The faster linker only where no linker option of the user's is passed on: those are
     # written for the compiler's default (gold has no -z undefs, for one).
     mine = not any(flag.startswith(("-Wl,", "-Xlinker", "-fuse-ld")) for flag in spec.ldflags)

@@ -18,6 +18,9 @@ namespace tvm_ffi_py {
 namespace {
 
 constexpr const char* kCubinPrefix = "__tvm_ffi__cubin_";
+// std::locale::classic(): defined only by libstdc++ itself, so a library that exports it
+// carries a static copy of the C++ runtime.
+constexpr const char* kCxxRuntimeMark = "_ZNSt6locale7classicEv";
 
 class MappedFile {
  public:
@@ -51,8 +54,9 @@ class MappedFile {
 }  // namespace
 
 bool ListExportedFunctions(const std::string& path, std::vector<std::string>* out,
-                           std::string* error) {
+                           std::string* error, bool* exports_cxx_runtime) {
   out->clear();
+  *exports_cxx_runtime = false;
   MappedFile file(path);
   if (file.data() == nullptr) {
     *error = "cannot read the file";
@@ -102,6 +106,10 @@ bool ListExportedFunctions(const std::string& path, std::vector<std::string>* ou
       }
       const char* name = names + sym.st_name;
       const size_t len = strnlen(name, strtab.size - sym.st_name);
+      if (len == std::strlen(kCxxRuntimeMark) && std::memcmp(name, kCxxRuntimeMark, len) == 0) {
+        *exports_cxx_runtime = true;
+        continue;
+      }
       if (len <= prefix_len || std::strncmp(name, TVM_FFI_SYMBOL_PREFIX, prefix_len) != 0 ||
           (len >= cubin_len && std::strncmp(name, kCubinPrefix, cubin_len) == 0)) {
         continue;

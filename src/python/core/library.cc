@@ -145,7 +145,20 @@ std::shared_ptr<Library> LoadLibrary(const std::string& path) {
   // A file we cannot parse still loads; its functions are then found by name only.
   std::vector<std::string> functions;
   std::string ignored;
-  const bool listed = ListExportedFunctions(load_path, &functions, &ignored);
+  bool exports_cxx_runtime = false;
+  const bool listed = ListExportedFunctions(load_path, &functions, &ignored, &exports_cxx_runtime);
+  // The load succeeded and the library may work until its first iostream or locale use: say
+  // so now, naming the fix, rather than leave a segfault to explain (docs/dev/cxx_runtime.md).
+  if (exports_cxx_runtime &&
+      PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                       "library '%s' links its own copy of the C++ runtime (libstdc++.a) and "
+                       "exports it: where the process also has libstdc++.so.6 (torch loads "
+                       "it), its iostream and locale calls can crash. Relink it with "
+                       "-Wl,--exclude-libs,ALL, or with a compiler whose libstdc++ is shared",
+                       path.c_str()) != 0) {
+    dlclose(handle);
+    return nullptr;
+  }
   auto library = std::make_shared<Library>(resolved, handle, std::move(functions), listed);
   registry[resolved] = Loaded{id, library};
   return library;

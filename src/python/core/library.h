@@ -62,9 +62,11 @@ std::shared_ptr<Library> LoadLibrary(const std::string& path);
  * \brief Names (without the prefix) of the defined, exported STT_FUNC symbols of an ELF
  *        file that start with TVM_FFI_SYMBOL_PREFIX, excluding embedded-CUBIN symbols.
  *        Sorted. False (and `error` set) when the file is not a readable ELF64 file.
+ *        `exports_cxx_runtime`: the file defines and exports libstdc++'s own functions (it
+ *        linked libstdc++.a without hiding it), see docs/dev/cxx_runtime.md.
  */
 bool ListExportedFunctions(const std::string& path, std::vector<std::string>* out,
-                           std::string* error);
+                           std::string* error, bool* exports_cxx_runtime);
 
 }  // namespace tvm_ffi_py
 

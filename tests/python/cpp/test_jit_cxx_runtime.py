@@ -1,0 +1,160 @@
+"""A module's C++ runtime stays its own: exceptions a client throws, catches and rethrows reach
+Python as errors, also where the compiler links libstdc++ statically (docs/dev/cxx_runtime.md).
+
+The crash this holds (a segfault at the first ``ostream << long`` of a module linked with
+libstdc++.a, once torch had loaded libstdc++.so.6) needs such a compiler to show; the checks
+here that run anywhere pin the mechanism: what the link exports, what loading warns about,
+and the client-shaped exception path, each call made in a child process so that a crash
+fails the test instead of ending the run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+import tvm_ffi
+from tvm_ffi import _elf, cpp
+from tvm_ffi.libinfo import find_dlpack_include_path, find_include_path
+
+# A client's input check, shaped like sglang's TensorMatcher::verify: an exception type of its
+# own (a std::runtime_error), thrown, caught, its message rebuilt with an ostream that prints
+# integers, and a new one thrown out of the exported function.
+CLIENT_CHECK = r"""
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+
+namespace client {
+struct PanicError : public std::runtime_error {
+  explicit PanicError(std::string msg) : std::runtime_error(msg), message(std::move(msg)) {}
+  std::string message;
+};
+void VerifyDim(int64_t got, int64_t expected) {
+  if (got != expected) {
+    std::ostringstream os;
+    os << "expected " << expected << " dims, got " << got;
+    throw PanicError(os.str());
+  }
+}
+}  // namespace client
+
+int64_t verify(tvm::ffi::TensorView t, int64_t expected_dims) {
+  try {
+    client::VerifyDim(t.ndim(), expected_dims);
+  } catch (client::PanicError& e) {
+    std::ostringstream os;
+    os << "Tensor match failed for Tensor<";
+    for (int64_t d = 0; d < t.ndim(); ++d) os << (d ? ", " : "") << t.size(d);
+    os << ">: " << e.message;
+    throw client::PanicError(os.str());
+  }
+  return t.numel();
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(verify, verify);
+"""
+
+# The child: torch first (it loads libstdc++.so.6, the condition of the crash), then the call.
+CHILD = textwrap.dedent(
+    """
+    import sys, torch, tvm_ffi
+    device = sys.argv[2]
+    mod = tvm_ffi.load_module(sys.argv[1])
+    print("ok", mod.verify(torch.ones(33, device=device), 1))
+    try:
+        mod.verify(torch.ones(5, 33, device=device), 1)
+    except RuntimeError as err:
+        print(type(err).__name__, err)
+    """
+)
+
+EXPECTED = "RuntimeError Tensor match failed for Tensor<5, 33>: expected 1 dims, got 2"
+
+# std::locale::classic(): exported by a library only when it carries libstdc++ itself.
+CXX_RUNTIME_MARK = "_ZNSt6locale7classicEv"
+
+
+def _call_in_child(path: str, device: str = "cpu") -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, path, device], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr[-2000:])
+    return proc.stdout.splitlines()
+
+
+def _exports_cxx_runtime(path: str | Path) -> bool:
+    symbols = _elf.symbols(path, dynamic=True)
+    assert symbols is not None, path
+    return any(s.name == CXX_RUNTIME_MARK and s.defined for s in symbols)
+
+
+def test_rethrown_client_exception_reaches_python():
+    path = cpp.build_inline("client_rethrow", cpp_sources=CLIENT_CHECK)
+    assert _call_in_child(path) == ["ok 33", EXPECTED]
+
+
+def test_module_link_keeps_a_static_libstdcxx_private():
+    # -static-libstdc++ does what a compiler without libstdc++.so does on its own.
+    path = cpp.build_inline(
+        "client_rethrow_static", cpp_sources=CLIENT_CHECK, extra_ldflags=["-static-libstdc++"]
+    )
+    assert not _exports_cxx_runtime(path)
+    assert _call_in_child(path) == ["ok 33", EXPECTED]
+
+
+def _foreign_build(tmp_path: Path, name: str, *flags: str) -> Path:
+    """A library linked by someone else's build (a client's own ninja file), not load_inline."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("needs a C++ compiler")
+    source = tmp_path / "client.cc"
+    source.write_text(CLIENT_CHECK)
+    out = tmp_path / f"{name}.so"
+    includes = [f"-I{find_include_path()}", f"-I{find_dlpack_include_path()}"]
+    cmd = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared", *includes, str(source), "-o", str(out)]
+    subprocess.run([*cmd, *flags], check=True, capture_output=True, text=True)
+    return out
+
+
+def test_load_module_warns_when_a_library_exports_its_cxx_runtime(tmp_path):
+    path = _foreign_build(tmp_path, "exported", "-static-libstdc++")
+    assert _exports_cxx_runtime(path)
+    message = (
+        f"library '{path}' links its own copy of the C++ runtime (libstdc++.a) and exports "
+        "it: where the process also has libstdc++.so.6 (torch loads it), its iostream and "
+        "locale calls can crash. Relink it with -Wl,--exclude-libs,ALL, or with a compiler "
+        "whose libstdc++ is shared"
+    )
+    with pytest.warns(RuntimeWarning) as record:
+        mod = tvm_ffi.load_module(str(path))
+    assert [str(w.message) for w in record] == [message]
+    assert mod.verify.__name__ == "verify"
+
+
+def test_load_module_is_quiet_for_a_private_or_shared_cxx_runtime(tmp_path):
+    private = _foreign_build(tmp_path, "private", "-static-libstdc++", "-Wl,--exclude-libs,ALL")
+    shared = _foreign_build(tmp_path, "shared")
+    for path in (private, shared):
+        assert not _exports_cxx_runtime(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            tvm_ffi.load_module(str(path))
+    assert _call_in_child(str(private)) == ["ok 33", EXPECTED]
+
+
+@pytest.mark.gpu
+def test_rethrown_client_exception_from_cuda_module():
+    # The client's own build shape: a .cu compiled by nvcc as C++20, torch CUDA tensors.
+    path = cpp.build_inline(
+        "client_rethrow_cuda", cuda_sources=CLIENT_CHECK, extra_cuda_cflags=["-std=c++20"]
+    )
+    assert _call_in_child(path, "cuda") == ["ok 33", EXPECTED]
