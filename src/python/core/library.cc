@@ -134,29 +134,22 @@ std::shared_ptr<Library> LoadLibrary(const std::string& path) {
     if (!copy.Make(resolved)) return nullptr;
     load_path = copy.path();
   }
+  // A file we cannot parse still loads; its functions are then found by name only.
+  std::vector<std::string> functions;
+  std::string ignored;
+  bool exports_cxx_runtime = false;
+  const bool listed = ListExportedFunctions(load_path, &functions, &ignored, &exports_cxx_runtime);
+  // A library that carries its own libstdc++ and exports it binds its C++ runtime partly to
+  // itself and partly (the unique template members) to a libstdc++.so.6 already loaded, and
+  // crashes at its first iostream use. With that libstdc++ in the global scope every such
+  // reference binds to it alone; NOLOAD: where none is loaded there is no second copy.
+  if (exports_cxx_runtime) dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
   dlerror();
   void* handle = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
     PyErr_Format(PyExc_OSError, "cannot load library '%s': %s", path.c_str(),
                  why ? why : "unknown dlopen error");
-    return nullptr;
-  }
-  // A file we cannot parse still loads; its functions are then found by name only.
-  std::vector<std::string> functions;
-  std::string ignored;
-  bool exports_cxx_runtime = false;
-  const bool listed = ListExportedFunctions(load_path, &functions, &ignored, &exports_cxx_runtime);
-  // The load succeeded and the library may work until its first iostream or locale use: say
-  // so now, naming the fix, rather than leave a segfault to explain (docs/dev/cxx_runtime.md).
-  if (exports_cxx_runtime &&
-      PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                       "library '%s' links its own copy of the C++ runtime (libstdc++.a) and "
-                       "exports it: where the process also has libstdc++.so.6 (torch loads "
-                       "it), its iostream and locale calls can crash. Relink it with "
-                       "-Wl,--exclude-libs,ALL, or with a compiler whose libstdc++ is shared",
-                       path.c_str()) != 0) {
-    dlclose(handle);
     return nullptr;
   }
   auto library = std::make_shared<Library>(resolved, handle, std::move(functions), listed);
