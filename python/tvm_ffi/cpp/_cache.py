@@ -53,6 +53,7 @@ __all__ = [
     "open_cache_root",
     "open_cache_root_str",
     "open_entry",
+    "private_root",
     "publish",
     "write_if_changed",
 ]
@@ -77,6 +78,34 @@ def _default_root() -> str:
     return os.path.join(home, ".cache", "tvm-ffi")
 
 
+# TVM_FFI_CACHE_DIR's value -> the absolute root it named where this process first used it:
+# a relative value is resolved once, so a process that changes directory keeps one cache.
+_configured: dict[str, str] = {}
+
+
+def _configured_root(value: str) -> str:
+    """The absolute cache root that ``TVM_FFI_CACHE_DIR=value`` names: ``~`` expanded as a
+    shell would have, a relative path resolved against the working directory of its first
+    use in this process."""
+    root = _configured.get(value)
+    if root is not None:
+        return root
+    if "\n" in value or "\r" in value:
+        # build.ninja names files of other entries by path, and ninja cannot write these.
+        raise ValueError(
+            f"{_CACHE_ENV} holds a newline or a carriage return (got {value!r}); "
+            "choose a cache directory without one"
+        )
+    root = os.path.expanduser(value)
+    if root.startswith("~"):  # no such user, or no HOME and no passwd entry
+        raise ValueError(
+            f"{_CACHE_ENV}={value!r}: cannot expand {root.split('/', 1)[0]!r} (no such user, "
+            "or HOME is not set); give an absolute path"
+        )
+    root = _configured[value] = os.path.abspath(root)
+    return root
+
+
 def open_cache_root() -> tuple[Path, int]:
     """:func:`open_cache_root_str` with the root as a Path."""
     from pathlib import Path
@@ -98,7 +127,7 @@ def open_cache_root_str() -> tuple[str, int]:
         The directory cannot be created or opened; the message names it and the variable.
     """
     configured = os.environ.get(_CACHE_ENV)
-    root = configured or _default_root()
+    root = _configured_root(configured) if configured else _default_root()
     shared_hint = f"set {_CACHE_ENV} to a private directory (e.g. {_CACHE_ENV}=~/.cache/tvm-ffi)"
     if not configured:
         shared_hint = f"make it private (chmod 700 {root}) or set {_CACHE_ENV}"
@@ -223,7 +252,46 @@ def open_entry(root_fd: int, name: str, path: Path, *, create: bool) -> int | No
             f"refusing cache entry {path}: owned by uid {st.st_uid} with mode "
             f"{stat.S_IMODE(st.st_mode):o}; only you may write it"
         )
+    if create and not os.access(".", os.W_OK, dir_fd=fd, effective_ids=True):
+        # An entry there already (a build that failed) in a cache this process cannot write:
+        # said now, as a new entry's mkdir would say it, not by the lock file's open.
+        read_only = os.fstatvfs(fd).f_flag & os.ST_RDONLY
+        os.close(fd)
+        code = errno.EROFS if read_only else errno.EACCES
+        raise OSError(code, f"cannot build in cache entry {path}: {os.strerror(code)}")
     return fd
+
+
+#: The errors of a cache that this process cannot write (see private_root).
+READ_ONLY = (errno.EROFS, errno.EACCES)
+_private: list[tuple[Path, int]] = []
+_private_lock = _thread.allocate_lock()
+
+
+def private_root() -> tuple[Path, int]:
+    """This process's own build root, for the entries a cache it cannot write (mounted
+    read-only, or not writable by this user) lacks: made on first need under the temporary
+    directory, mode 0700 and checked as the cache root is; removed when the process exits
+    (a library loaded from there stays loaded). ``(path, descriptor)``, kept open."""
+    with _private_lock:
+        if not _private:
+            import atexit
+            import shutil
+            import tempfile
+            from pathlib import Path
+
+            made = tempfile.mkdtemp(prefix="tvm-ffi-")
+            pid = os.getpid()  # a forked child must not remove its parent's builds
+            atexit.register(lambda: os.getpid() == pid and shutil.rmtree(made, True))
+            resolved, fd = open_private_dir(
+                made,
+                label="private build directory",
+                mode=0o700,
+                hint="set TMPDIR to a directory you own",
+                shared_hint="set TMPDIR to a private directory",
+            )
+            _private.append((Path(resolved), fd))
+        return _private[0]
 
 
 # A process waiting on another's build says so after this many seconds, then every

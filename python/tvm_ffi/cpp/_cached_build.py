@@ -418,7 +418,8 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             else:
                 path = _cached(_entry(spec, root, "", tools), root, root_fd, timeout, verbose)
             request = _hit_index.request_key(spec)
-            if request is not None and _indexable(path):  # the next fresh process finds it
+            # The next fresh process finds it (not one built privately, see _cached_privately).
+            if request is not None and path.parent.parent == root and _indexable(path):
                 _hit_index.record(root_fd, root, request, path, sorted(set(tools)))
             yield path
             return
@@ -534,7 +535,12 @@ def _two_level(
     if found is not None:
         return found
     with _alongside(runtime, root, root_fd, timeout, verbose):
-        _cached(obj_entry, root, root_fd, timeout, verbose)
+        built = [_cached(obj_entry, root, root_fd, timeout, verbose)]
+    if runtime is not None:  # built alongside: found now
+        built.append(_cached(runtime, root, root_fd, timeout, verbose))
+    if built != linked:  # built in the private root (a read-only cache): link those
+        link = link.replace(files=built)
+        link_entry = _entry(link, root, "", tools)
     return _cached(link_entry, root, root_fd, timeout, verbose)
 
 
@@ -607,7 +613,12 @@ def _cached(entry: CacheEntry, root: Path, root_fd: int, timeout: float, verbose
     spec, plan, library = entry.spec, entry.plan, entry.library
     entry_dir = root / entry.name
     path = entry_dir / library
-    dir_fd = _cache.open_entry(root_fd, entry.name, entry_dir, create=True)
+    try:
+        dir_fd = _cache.open_entry(root_fd, entry.name, entry_dir, create=True)
+    except OSError as err:
+        if err.errno not in _cache.READ_ONLY or root_fd == _cache.private_root()[1]:
+            raise
+        return _cached_privately(entry, root, err, timeout, verbose)
     try:
         with _cache.build_lock(dir_fd, entry_dir, timeout):
             problem = _hit_index.library_problem(dir_fd, library)
@@ -632,6 +643,18 @@ def _cached(entry: CacheEntry, root: Path, root_fd: int, timeout: float, verbose
     finally:
         os.close(dir_fd)
     return path
+
+
+def _cached_privately(
+    entry: CacheEntry, root: Path, err: OSError, timeout: float, verbose: bool
+) -> Path:
+    """``entry`` built in this process's private root: the cache cannot take it (read-only)."""
+    private, private_fd = _cache.private_root()
+    _log.get_logger("tvm_ffi.cpp").info(
+        "%s %r: the cache %s cannot take %s (%s): building it in %s, removed at exit",
+        entry.spec.api, entry.spec.name, root, entry.name, err.strerror, private,
+    )  # fmt: skip
+    return _cached(entry, private, private_fd, timeout, verbose)
 
 
 def _user_stacklevel() -> int:

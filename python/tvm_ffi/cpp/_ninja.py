@@ -10,6 +10,14 @@ writes the file that is loaded or handed out: the builder publishes the linked f
 Every step writes ``$out.tmp`` and renames it onto ``$out`` only when the tool
 succeeded. Ninja decides what is up to date from file mtimes, so a compiler killed
 halfway must never leave a truncated object under the real name.
+
+Every value is written through the escapes below (:func:`_path` in build lines,
+:func:`_cmd` where it reaches the shell, :func:`_rsp` in a response file), and nothing
+else writes ``build.ninja``. Ninja has no way to write a newline, a carriage return or a
+NUL: a value holding one is refused (a newline would end the line, and the rest would be
+read as ninja statements). The link takes its inputs from a response file: hundreds of
+objects with long paths make a command over the 128 KiB that one argument (``sh -c``'s)
+may have.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ class BuildPlan:
     # (embed name, image file) pairs; empty means "link the objects directly".
     embeds: list[tuple[str, str]] = field(default_factory=list)
     merged_obj: str = "obj/embedded.o"
+    inputs_obj: str = "obj/inputs.o"  # the objects merged for the embed tool (see render)
     objects: list[str] = field(default_factory=list)  # prebuilt objects, linked as they are
     c_cflags: list[str] = field(default_factory=list)
     # A compiler launcher (ccache, sccache) put before $cxx / $nvcc in compile steps.
@@ -64,18 +73,44 @@ class BuildPlan:
     def outputs(self) -> list[str]:
         """Every file a step writes (their ``.tmp`` siblings are a killed step's leftovers)."""
         objs = [c.obj for c in self.compiles]
-        merged = [self.merged_obj] if self.embeds and not self.embed_asm else []
+        merged = [self.merged_obj, self.inputs_obj] if self.embeds and not self.embed_asm else []
         return [*objs, *merged, self.output]
+
+
+def _writable(text: str) -> str:
+    """``text`` if build.ninja can hold it, else ValueError naming it."""
+    if not text.isprintable() and ("\n" in text or "\r" in text or "\0" in text):
+        raise ValueError(
+            f"cannot write build.ninja: {text!r:.200} holds a newline, a carriage return or "
+            "a NUL byte, which ninja has no way to write"
+        )
+    return text
+
+
+# A "|" in a path ends it (and starts implicit inputs), and ninja has no escape for it:
+# a path holding one names this variable, which build.ninja then defines.
+_PIPE = "${pipe}"
 
 
 def _path(text: str) -> str:
     # Ninja's escaping for paths in build lines: $, space and colon are special there.
-    return text.replace("$", "$$").replace(" ", "$ ").replace(":", "$:")
+    escaped = _writable(text).replace("$", "$$").replace(" ", "$ ").replace(":", "$:")
+    return escaped.replace("|", _PIPE)
 
 
 def _cmd(args: Sequence[str]) -> str:
     # A value that reaches the shell: quote for sh, then escape $ for ninja.
-    return " ".join(shlex.quote(a) for a in args).replace("$", "$$")
+    return _writable(" ".join(shlex.quote(a) for a in args)).replace("$", "$$")
+
+
+# A response file as gcc and clang read one (@file): whitespace separates arguments, and a
+# backslash makes the next character plain, inside quotes too (sh quoting would not do).
+_RSP_ESCAPES = {ord(char): "\\" + char for char in " \t\n\r\f\v'\"\\"}
+
+
+def _rsp(args: Sequence[str]) -> str:
+    # A value written into a response file: escaped for the compiler, then $ for ninja.
+    return _writable(" ".join(a.translate(_RSP_ESCAPES) for a in args)).replace("$", "$$")
 
 
 def render(plan: BuildPlan) -> str:
@@ -166,40 +201,60 @@ def render(plan: BuildPlan) -> str:
             "",
         ]
     partial = plan.output.endswith(".o")
-    if partial:
+    objs = [unit.obj for unit in plan.compiles] + list(plan.objects)
+    # The embed tool takes its objects on its command line: several are merged first, by
+    # a step that reads them from a response file.
+    merge_first = embed_step and len(objs) > 1
+    if partial or merge_first:
         # -nostdlib: a relocatable link of our objects only, no start files or libraries.
         lines += [
             "rule partial",
-            "  command = $cxx -r -nostdlib -o $out.tmp $in && mv -f $out.tmp $out",
+            "  command = $cxx -r -nostdlib -o $out.tmp @$out.rsp && mv -f $out.tmp $out",
+            "  rspfile = $out.rsp",
+            "  rspfile_content = $inputs",
             "  description = MERGE $out",
             "",
         ]
-    else:
+    if not partial:
         lines += [
             "rule link",
-            "  command = $cxx -shared -o $out.tmp $in $ldflags && mv -f $out.tmp $out",
+            "  command = $cxx -shared -o $out.tmp @$out.rsp $ldflags && mv -f $out.tmp $out",
+            "  rspfile = $out.rsp",
+            "  rspfile_content = $inputs",
             "  description = LINK $out",
             "",
         ]
+    written: list[str] = []  # every path of a build line, escaped by _path
+
+    def path(text: str) -> str:
+        written.append(text)
+        return _path(text)
+
+    def reading_rsp(rule: str, output: str, inputs: list[str], implicit: str = "") -> None:
+        # $in holds the inputs shell-quoted; the response file needs the compiler's escapes.
+        lines.append(f"build {path(output)}: {rule} {' '.join(map(path, inputs))}{implicit}")
+        lines.append(f"  inputs = {_rsp(inputs)}")
+
     for unit in plan.compiles:
         rule = "cudahost" if unit.host else "nvcc" if unit.cuda else "cc" if unit.c else "cxx"
-        lines.append(f"build {_path(unit.obj)}: {rule} {_path(unit.source)}")
-    objs = [unit.obj for unit in plan.compiles] + list(plan.objects)
+        lines.append(f"build {path(unit.obj)}: {rule} {path(unit.source)}")
     implicit = ""
     if plan.embeds and plan.embed_asm is not None:
         objs.append(plan.embed_asm)
-        implicit = " | " + " ".join(_path(image) for _, image in plan.embeds)
+        implicit = " | " + " ".join(path(image) for _, image in plan.embeds)
     elif plan.embeds:
+        if merge_first:
+            reading_rsp("partial", plan.inputs_obj, objs)
+            objs = [plan.inputs_obj]
         args = [a for obj in objs for a in ("--input-obj", obj)]
         args += [a for name, image in plan.embeds for a in ("--cubin", image, "--name", name)]
-        images = " ".join(_path(image) for _, image in plan.embeds)
-        lines.append(
-            f"build {_path(plan.merged_obj)}: embed | {' '.join(map(_path, objs))} {images}"
-        )
+        images = " ".join(path(image) for _, image in plan.embeds)
+        lines.append(f"build {path(plan.merged_obj)}: embed | {' '.join(map(path, objs))} {images}")
         lines.append(f"  embed_args = {_cmd(args)}")
         objs = [plan.merged_obj]
-    rule = "partial" if partial else "link"
     if plan.output not in objs:  # else the one compile writes the output itself
-        lines.append(f"build {_path(plan.output)}: {rule} {' '.join(map(_path, objs))}{implicit}")
-    lines.append(f"default {_path(plan.output)}")
+        reading_rsp("partial" if partial else "link", plan.output, objs, implicit)
+    lines.append(f"default {path(plan.output)}")
+    if any("|" in text for text in written):  # only then: other files stay as they were
+        lines.insert(2, "pipe = |")
     return "\n".join(lines) + "\n"

@@ -195,22 +195,46 @@ def source_texts(api: str, label: str, value: object) -> list[str]:
     return texts
 
 
+# What no flag or path of a build may hold: build.ninja has no way to write these (a newline
+# ends the line, and what follows would be read as ninja statements: a rule, a build step),
+# and no compiler flag or file name a build needs holds one.
+_UNWRITABLE = (("\n", "a newline"), ("\r", "a carriage return"), ("\0", "a NUL byte"))
+_NO_PATH = "build.ninja cannot name such a path"
+
+
+def check_writable(api: str, label: str, items: Sequence[str], what: str, indexed: bool) -> None:
+    """Refuse a flag or path of ``items`` that holds a character build.ninja cannot write:
+    ValueError naming ``label`` (``label[index]`` when ``indexed``) and the item."""
+    if all(map(str.isprintable, items)):  # the usual case: one scan each, on every call
+        return
+    for index, item in enumerate(items):
+        for char, name in _UNWRITABLE:
+            if char in item:
+                where = f"{label}[{index}]" if indexed else label
+                raise ValueError(f"{api}: {where} holds {name} (got {item!r:.80}); {what}")
+
+
 def flag_list(api: str, label: str, value: object) -> list[str]:
     """Compiler flags: a str is split as a shell would (``"-O0 -g"`` is two flags,
-    ``"-DMSG='a b'"`` one); a list is taken as it is, one flag per item."""
+    ``"-DMSG='a b'"`` one); a list is taken as it is, one flag per item. A flag holding a
+    newline, a carriage return or a NUL byte is refused (see :func:`check_writable`)."""
     if isinstance(value, str):
         import shlex
 
         try:
-            return shlex.split(value)
+            flags = shlex.split(value)
         except ValueError as err:
             raise ValueError(f"{api}: {label} cannot be split like a shell would: {err}") from None
-    return string_list(api, label, value)
+    else:
+        flags = string_list(api, label, value)
+    check_writable(api, label, flags, "a compiler flag never does", not isinstance(value, str))
+    return flags
 
 
 def source_list(api: str, value: object, label: str = "sources") -> list[Path]:
     """Source file paths, made absolute (ninja runs in the build directory) and checked."""
-    if isinstance(value, (str, os.PathLike)):
+    indexed = not isinstance(value, (str, os.PathLike))
+    if not indexed:
         value = [value]
     if not isinstance(value, Sequence) or not value:
         raise TypeError(
@@ -219,10 +243,13 @@ def source_list(api: str, value: object, label: str = "sources") -> list[Path]:
     from pathlib import Path
 
     paths = []
-    for item in value:
+    for index, item in enumerate(value):
         if not isinstance(item, (str, os.PathLike)):
             raise TypeError(f"{api}: {label} must hold paths (got {item!r:.80})")
+        where = f"{label}[{index}]" if indexed else label
+        check_writable(api, where, [os.fsdecode(item)], _NO_PATH, False)
         path = Path(item).resolve()
+        check_writable(api, where, [str(path)], _NO_PATH, False)  # a link's target, too
         if not path.is_file():
             raise FileNotFoundError(f"{api}: source file not found: {item}")
         paths.append(path)
@@ -261,7 +288,9 @@ def typed_files(api: str, sources: object, cpp_files: object, cuda_files: object
 
 def include_list(api: str, value: object) -> list[str]:
     # Absolute, because the compiler runs with the build directory as its cwd.
-    return [os.path.abspath(p) for p in string_list(api, "extra_include_paths", value)]
+    paths = [os.path.abspath(p) for p in string_list(api, "extra_include_paths", value)]
+    check_writable(api, "extra_include_paths", paths, _NO_PATH, not isinstance(value, str))
+    return paths
 
 
 def function_docs(api: str, value: object) -> dict[str, str]:

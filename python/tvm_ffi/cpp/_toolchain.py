@@ -11,6 +11,7 @@ spawns a compiler.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -224,7 +225,8 @@ def tool_identity(tool: Path, cache_root: Path) -> str:
     identity = _read_identity(record_path, stat_key)
     if identity is None:
         identity = f"{real}\n{_run_version(real)}{_script_digest(real)}"
-        _write_identity(record_path, stat_key, identity)
+        with contextlib.suppress(OSError):  # a read-only cache: the next process asks again
+            _write_identity(record_path, stat_key, identity)
     _identity_memo[memo_key] = identity
     return identity
 

@@ -288,6 +288,48 @@ def test_default_cache_dir_honours_xdg_cache_home(tmp_path, monkeypatch):
     assert path.parent.parent == tmp_path / "home" / ".cache" / "tvm-ffi"
 
 
+def test_relative_cache_dir_is_resolved_once(tmp_path, monkeypatch):
+    """Issue 28, item 15: a relative TVM_FFI_CACHE_DIR was resolved at each call, so a
+    process that changed directory used a second cache."""
+    from tvm_ffi.cpp import _cache
+
+    monkeypatch.setattr(_cache, "_configured", {}, raising=False)  # a fresh process
+    monkeypatch.setenv("TVM_FFI_CACHE_DIR", "relative-cache")
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path / "first")
+    first = Path(cpp.build_inline("jit_relative", cpp_sources=PLAIN))
+    assert first.parent.parent == tmp_path / "first" / "relative-cache"
+    monkeypatch.chdir(tmp_path / "second")
+    assert Path(cpp.build_inline("jit_relative", cpp_sources=PLAIN)) == first
+    assert Path(cpp.build_inline("jit_relative_2", cpp_sources=PLAIN)).parent.parent == (
+        tmp_path / "first" / "relative-cache"
+    )
+    assert list((tmp_path / "second").iterdir()) == []
+
+
+def test_tilde_in_cache_dir_is_the_home_directory(tmp_path, monkeypatch):
+    """Issue 28, item 15: TVM_FFI_CACHE_DIR=~/... (quoted, so no shell expanded it) made a
+    directory named "~" in the working directory."""
+    from tvm_ffi.cpp import _cache
+
+    monkeypatch.setattr(_cache, "_configured", {}, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TVM_FFI_CACHE_DIR", "~/jit-cache")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    path = Path(cpp.build_inline("jit_tilde", cpp_sources=PLAIN))
+    assert path.parent.parent == tmp_path / "home" / "jit-cache"
+    assert list((tmp_path / "work").iterdir()) == []
+    monkeypatch.setenv("TVM_FFI_CACHE_DIR", "~no-such-user-here/jit-cache")
+    with pytest.raises(ValueError) as info:
+        cpp.build_inline("jit_tilde", cpp_sources=PLAIN)
+    assert str(info.value) == (
+        "TVM_FFI_CACHE_DIR='~no-such-user-here/jit-cache': cannot expand '~no-such-user-here' "
+        "(no such user, or HOME is not set); give an absolute path"
+    )
+
+
 # ---------------------------------------------------------------- locking and concurrency
 
 

@@ -396,6 +396,49 @@ def test_read_only_cache_loads_what_it_holds(cache_dir, without_hits):
     assert sorted(str(p.relative_to(cache_dir)) for p in cache_dir.rglob("*")) == before
 
 
+# A child that loads the launcher wrapper with image argv[1] (or, with "plain", a module new
+# to the cache) and prints whether the library holds the image and where it was loaded from.
+LOAD_NEW = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from helpers.launcher_cases import PTX, WRAPPER
+    from tvm_ffi import cpp
+    if sys.argv[1] == "plain":
+        mod = cpp.load_inline("jit_new", cpp_sources="int one() { return 1; }", functions="one")
+        print(mod.one(), mod.path)
+    else:
+        image = PTX.replace(b"// jit", sys.argv[1].encode())
+        mod = cpp.load_inline("jit_ro", cpp_sources=WRAPPER, embed_cubin={"kernels": image})
+        print(image in Path(mod.path).read_bytes(), mod.path)
+    """
+)
+
+
+@pytest.mark.parametrize("what", ["new image", "plain"])
+def test_read_only_cache_builds_what_it_lacks_privately(cache_dir, what, monkeypatch):
+    """Issue 28, item 12: a read-only cache holding the wrapper could not take a new image
+    (`Read-only file system`), nor a module it did not hold. The missing entries are built
+    in a private directory of the process, loaded from there and removed at its exit."""
+    from helpers.launcher_cases import PTX, WRAPPER, has_cuda_headers
+
+    if not has_cuda_headers():
+        pytest.skip("needs the CUDA headers")
+    cpp.load_inline("jit_ro", cpp_sources=WRAPPER, embed_cubin={"kernels": PTX})
+    before = sorted(str(p.relative_to(cache_dir)) for p in cache_dir.rglob("*"))
+    argv = [sys.executable, "-c", LOAD_NEW, "plain" if what == "plain" else "// second image"]
+    tests = str(Path(__file__).resolve().parents[2])  # the child imports helpers from there
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [tests, os.getenv("PYTHONPATH")]))
+    )
+    proc = _run_with_read_only(cache_dir, argv)
+    assert proc.returncode == 0, proc.stderr
+    answer, path = proc.stdout.split()
+    assert answer == ("1" if what == "plain" else "True")
+    assert not path.startswith(str(cache_dir)) and not Path(path).exists()
+    assert sorted(str(p.relative_to(cache_dir)) for p in cache_dir.rglob("*")) == before
+
+
 # ---------------------------------------------------------------- out of descriptors
 
 
