@@ -756,7 +756,8 @@ const RegistryApi* EnsureRegistry() {
        FindSymbol(handle, "TVMFFIFunctionGetGlobal", &api.get_global, path) &&
        FindSymbol(handle, "TVMFFIFunctionListGlobalNames", &api.list_globals, path) &&
        FindSymbol(handle, "TVMFFITypeSetMember", &api.set_member, path) &&
-       FindSymbol(handle, "TVMFFITypeGetMember", &api.get_member, path);
+       FindSymbol(handle, "TVMFFITypeGetMember", &api.get_member, path) &&
+       FindSymbol(handle, "TVMFFIInitErrorsTake", &api.take_init_errors, path);
   Py_DECREF(path_obj);
   if (!ok) return nullptr;
   g_registry = api;
