@@ -192,6 +192,35 @@ def test_unknown_attributes(lib, counter_cls):
         c.__nothing__  # noqa: B018  (dunders never reach the registry)
 
 
+def test_names_with_a_nul_byte_name_nothing(lib, counter_cls):
+    """Issue 28, item 13: a name is passed on as a C string, which ended at the NUL, so that
+    mod['add\\0zzz'] found 'add' (and a counter's 'add\\0x' its method 'add')."""
+    mod = lib.make_module()
+    expected = r"module 'test.Module' has no function 'add\x00zzz' (the name holds a NUL byte)"
+    with pytest.raises(KeyError) as info:
+        mod["add\0zzz"]
+    assert info.value.args == (expected,)
+    with pytest.raises(AttributeError, match=f"^{re.escape(expected)}$"):
+        getattr(mod, "add\0zzz")
+    with pytest.raises(
+        AttributeError,
+        match=r"^'Counter' object has no attribute 'add\\x00x' \(the name holds a NUL byte\)$",
+    ):
+        getattr(counter_cls(1), "add\0x")
+    with pytest.raises(
+        ValueError, match=r"^get_global_func: the name 'test\.add\\x00x' holds a NUL byte$"
+    ):
+        tvm_ffi.get_global_func("test.add\0x", allow_missing=True)
+    with pytest.raises(
+        ValueError, match=r"^register_global_func: the name 'test\\x00x' holds a NUL byte$"
+    ):
+        tvm_ffi.register_global_func("test\0x", lambda: 1)
+    with pytest.raises(
+        ValueError, match=r"^register_object: the type key 'test\.Counter\\x00x' holds a NUL byte$"
+    ):
+        tvm_ffi.register_object("test.Counter\0x")(type("Other", (tvm_ffi.Object,), {}))
+
+
 def test_an_unconstructed_object_is_refused_as_an_argument(lib, counter_cls):
     blank = counter_cls.__new__(counter_cls)
     assert blank.type_key is None
