@@ -13,6 +13,7 @@
 
 #include "call_frame.h"
 #include "cuda_guard.h"
+#include "dltensor_check.h"
 #include "object.h"
 #include "type_cache.h"
 
@@ -185,21 +186,12 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
   bool read_only = false;
   if (ExportTensorArg(frame, info, obj, slot, &tensor, &read_only) != 0) return -1;
   // Callees index shape[0..ndim): a producer's bad fields must stop here.
-  if (TVM_FFI_UNLIKELY(tensor->ndim < 0 || (tensor->ndim > 0 && tensor->shape == nullptr))) {
-    PyErr_Format(PyExc_ValueError, "%s() argument %d: %s gave a DLTensor with %s (ndim %d)",
+  const DLTensorFault fault = CheckDLTensorShape(*tensor);
+  if (TVM_FFI_UNLIKELY(fault.kind != DLTensorFault::kNone)) {
+    PyErr_Format(PyExc_ValueError, "%s() argument %d: %s gave a DLTensor with %s",
                  frame->func->name, frame->position, ShortTypeName(Py_TYPE(obj)),
-                 tensor->ndim < 0 ? "a negative ndim" : "no shape", static_cast<int>(tensor->ndim));
+                 DescribeDLTensorFault(*tensor, fault).c_str());
     return -1;
-  }
-  for (int32_t d = 0; d < tensor->ndim; ++d) {
-    if (TVM_FFI_UNLIKELY(tensor->shape[d] < 0)) {
-      PyErr_Format(PyExc_ValueError,
-                   "%s() argument %d: %s gave a DLTensor with a negative size (%lld) in "
-                   "dimension %d",
-                   frame->func->name, frame->position, ShortTypeName(Py_TYPE(obj)),
-                   static_cast<long long>(tensor->shape[d]), static_cast<int>(d));
-      return -1;
-    }
   }
   if (info->kind == ArgKind::kExchangeApi) {
     const ExchangeApi* api = info->api;
