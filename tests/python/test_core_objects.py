@@ -138,6 +138,27 @@ def test_a_callable_kept_by_cpp_outlives_python_references(lib):
     assert ref() is None
 
 
+def test_a_function_in_a_cycle_through_its_doc_is_collected(lib):
+    """Issue 28, item 16: a Function holds its __doc__, which may be any object; it was out of
+    the garbage collector's sight, so a doc that refers to its function kept both forever."""
+
+    class Doc:
+        pass
+
+    docs = []
+    for k in range(2000):
+        adder = lib.make_adder(k)  # a new Function each time
+        doc = Doc()
+        doc.function = adder
+        adder.__doc__ = doc
+        docs.append(weakref.ref(doc))
+    assert adder.__doc__ is doc and adder(1) == 2000
+    del adder, doc
+    gc.collect()
+    assert sum(ref() is not None for ref in docs) == 0
+    assert _alive(lib) == 0
+
+
 def test_module_objects(lib):
     mod = lib.make_module()
     assert mod.type_key == "test.Module"
