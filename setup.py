@@ -325,6 +325,7 @@ LIBRARIES: list[Extension] = [
         include_dirs=["include"],
         depends=["include/tvm/ffi/c_api.h", os.path.join("src", "lib", "libtvm_ffi.map")],
         language="c++",  # linked by the C++ driver: it needs libstdc++
+        libraries=["dl"],  # dladdr: in libdl before glibc 2.34
         extra_compile_args=["-std=c++17", *COMPILE_ARGS],
         extra_link_args=[
             *LINK_ARGS,

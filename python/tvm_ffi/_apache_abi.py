@@ -28,6 +28,9 @@ _REGISTRY = frozenset(
         "TVMFFIFunctionListGlobalNames",
         "TVMFFITypeSetMember",
         "TVMFFITypeGetMember",
+        "TVMFFILibraryPathOf",
+        "TVMFFIInitErrorRecord",
+        "TVMFFIInitErrorsTake",
     }
 )
 # Paths found to be ours: a cache hit costs one dict lookup. A file rebuilt in place is

@@ -1,13 +1,16 @@
 // libtvm_ffi.so: the process-wide registry of ABI version 3 (c_api.h), its one implementation.
 // Global functions by name and the members of object types by (type key, name), each entry
-// holding one reference to its object. Plain C++17: libraries written in C++ and the Python
-// core reach it alike, the first through their weak references to these symbols.
+// holding one reference to its object; the errors of load-time registrations, per thread; and
+// the library an address belongs to, for messages. Plain C++17: libraries written in C++ and
+// the Python core reach it alike, the first through their weak references to these symbols.
 // Strong definitions here; every other library declares the registry weak (c_api.h).
 #define TVM_FFI_REGISTRY_API
+#include <dlfcn.h>
 #include <tvm/ffi/c_api.h>
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,7 +47,18 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, Ref> globals;  // ordered: ListGlobalNames visits in name order
   std::map<std::pair<std::string, std::string>, Ref> members;  // (type key, name)
+  std::set<std::string> paths;  // library paths handed out by LibraryPathOf, never freed
 };
+
+struct InitError {
+  std::string library;  // "" when unknown
+  std::string kind;
+  std::string message;
+};
+
+// A library's static initialisers run on the thread that loads it, so the loader finds the
+// errors of its own dlopen here, and concurrent loads on other threads never mix in.
+thread_local std::vector<InitError> t_init_errors;
 
 // Never destroyed: objects made by Python or by libraries must not be released after their
 // runtime has shut down at process exit.
@@ -79,6 +93,18 @@ TVMFFIRefObject* GetEntry(const std::map<Key, Ref>& map, const Key& key) {
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = map.find(key);
   return it == map.end() ? nullptr : it->second.NewRef();
+}
+
+// The path of the library that holds `address` (dladdr), copied into storage kept for the
+// process: the loader's own string goes away if the library is ever unloaded.
+const char* PathOf(const void* address) {
+  Dl_info info;
+  if (address == nullptr || dladdr(address, &info) == 0 || info.dli_fname == nullptr) {
+    return nullptr;
+  }
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.paths.insert(info.dli_fname).first->c_str();
 }
 
 }  // namespace
@@ -122,4 +148,36 @@ TVM_FFI_REGISTRY_EXPORT TVMFFIRefObject* TVMFFITypeGetMember(const char* type_ke
                                                              const char* name) {
   if (type_key == nullptr || name == nullptr) return nullptr;
   return GetEntry(GetRegistry().members, std::make_pair(std::string(type_key), std::string(name)));
+}
+
+TVM_FFI_REGISTRY_EXPORT const char* TVMFFILibraryPathOf(const void* address) {
+  return PathOf(address);
+}
+
+TVM_FFI_REGISTRY_EXPORT void TVMFFIInitErrorRecord(const void* address, const char* kind,
+                                                   const char* message) {
+  // Called from a static initialiser, where an escaping exception would end the process.
+  try {
+    const char* library = PathOf(address);
+    t_init_errors.push_back(InitError{library != nullptr ? library : "",
+                                      kind != nullptr ? kind : "RuntimeError",
+                                      message != nullptr ? message : ""});
+  } catch (...) {  // out of memory: the error is lost, the process lives
+  }
+}
+
+TVM_FFI_REGISTRY_EXPORT int64_t TVMFFIInitErrorsTake(void (*visit)(const char* library,
+                                                                   const char* kind,
+                                                                   const char* message,
+                                                                   void* handle),
+                                                     void* handle) {
+  std::vector<InitError> errors;
+  errors.swap(t_init_errors);  // a visitor may load libraries, which record anew
+  if (visit != nullptr) {
+    for (const InitError& e : errors) {
+      visit(e.library.empty() ? nullptr : e.library.c_str(), e.kind.c_str(), e.message.c_str(),
+            handle);
+    }
+  }
+  return static_cast<int64_t>(errors.size());
 }

@@ -7,7 +7,9 @@ extra/stl.h. One library, built once with -Werror, serves every test.
 
 from __future__ import annotations
 
+import gc
 import subprocess
+import weakref
 
 import numpy as np
 import pytest
@@ -88,6 +90,24 @@ void register_counter() {
       .def("describe", &CounterObj::Describe);
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(register_counter, register_counter);
+
+// Keeps a callback, as a class with a Function member does: a Python callable it holds is out
+// of sight of Python's garbage collector (docs/guides/cpp_core.md).
+struct HolderObj : public tvm::ffi::Object {
+  void Set(Function f) { callback = std::move(f); }
+  int64_t Fire(int64_t x) { return callback(x).cast<int64_t>(); }
+  Function callback;
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("test_objects.Holder", HolderObj, tvm::ffi::Object);
+};
+
+void register_holder() {
+  namespace refl = tvm::ffi::reflection;
+  refl::ObjectDef<HolderObj>()
+      .def(refl::init<>())
+      .def("set", &HolderObj::Set)
+      .def("fire", &HolderObj::Fire);
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(register_holder, register_holder);
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   tvm::ffi::reflection::GlobalDef().def("test_objects.add",
@@ -185,6 +205,58 @@ def test_object_def_class_constructed_and_used_from_python(lib):
     assert counter.add(2) == 7
     assert counter.add(3) == 10
     assert counter.describe("n=") == "n=10"
+
+
+@pytest.fixture(scope="module")
+def holder_cls(lib):
+    lib.register_holder()
+
+    @tvm_ffi.register_object("test_objects.Holder")
+    class Holder(tvm_ffi.Object):
+        pass
+
+    return Holder
+
+
+def _count_alive(refs) -> int:
+    gc.collect()
+    return sum(ref() is not None for ref in refs)
+
+
+def test_a_callback_that_holds_its_holder_weakly_is_collected(holder_cls):
+    """Issue 28, item 16, as docs/guides/cpp_core.md says to write it: holder -> Function ->
+    lambda -> dict -> (weakly) holder. The C++ member is out of the collector's sight, so only
+    the weak reference lets the holders and their callbacks go."""
+    holders, callbacks = [], []
+    for i in range(2000):
+        holder = holder_cls()
+        state = {"holder": weakref.ref(holder), "offset": i}
+
+        def callback(x, state=state):
+            return x + state["offset"] + (state["holder"]() is not None)
+
+        holder.set(callback)
+        assert holder.fire(1) == i + 2
+        holders.append(weakref.ref(holder))
+        callbacks.append(weakref.ref(callback))
+    del holder, callback, state
+    assert (_count_alive(holders), _count_alive(callbacks)) == (0, 0)
+
+
+def test_a_strong_cycle_through_a_cpp_object_waits_for_the_callback_to_be_dropped(holder_cls):
+    """The documented limit: the same cycle with a strong reference survives gc.collect(); it
+    goes once the callback is dropped (holder.set(None))."""
+    holders = []
+    for _ in range(200):
+        holder = holder_cls()
+        state = {"holder": holder}
+        holder.set(lambda x, state=state: x)
+        holders.append(weakref.ref(holder))
+    del holder, state
+    assert _count_alive(holders) == 200
+    for ref in holders:
+        ref().set(None)
+    assert _count_alive(holders) == 0
 
 
 def test_global_registered_at_load_is_found_from_python_and_cpp(lib):

@@ -221,6 +221,20 @@ def test_env_alloc_without_a_framework_gives_a_dlpack_tensor(mod):
     torch.testing.assert_close(as_torch, torch.from_numpy(x) + 1)
 
 
+def test_consumer_refusal_of_a_returned_tensor_keeps_its_own_error(mod):
+    """Issue 28, item 14: numpy refuses bfloat16 and drops our capsule with its error pending;
+    the capsule's destructor cleared it, so numpy raised SystemError ("returned NULL without
+    setting an exception") instead."""
+    with pytest.raises(Exception) as numpy_refusal:  # noqa: PT011: numpy's, whatever it is
+        np.from_dlpack(torch.zeros(3, dtype=torch.bfloat16))
+    assert not isinstance(numpy_refusal.value, SystemError)
+    out = mod.alloc_shape([3], "bfloat16")
+    assert (type(out), out.dtype) == (tvm_ffi.Tensor, "bfloat16")
+    with pytest.raises(type(numpy_refusal.value), match=f"^{re.escape(str(numpy_refusal.value))}$"):
+        np.from_dlpack(out)
+    assert np.from_dlpack(mod.alloc_shape([2], "uint8"))[-1] == 1  # the byte the callee wrote
+
+
 def test_tensor_dlpack_serves_only_its_own_device(mod):
     out = mod.add_one(np.ones(3, dtype=np.float32))
     assert out.__dlpack_device__() == (1, 0)

@@ -314,13 +314,15 @@ _Managed._fields_ = [
 
 class CtypesProducer:
     """A pre-1.0 DLPack producer over a float64 numpy array, with the DLTensor fields
-    (ndim, shape) given as they are, and a deleter written in Python that records its call."""
+    (ndim, shape, strides) given as they are, and a deleter written in Python that records
+    its call."""
 
-    def __init__(self, array, ndim=None, shape=None):
+    def __init__(self, array, ndim=None, shape=None, strides=None):
         self.array = array
         self.deleted = 0
         shape = list(array.shape) if shape is None else shape
         self._shape = None if shape is False else (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        self._strides = None if strides is None else (ctypes.c_int64 * len(strides))(*strides)
         self._managed = _Managed()
         t = self._managed.dl_tensor
         t.data = array.ctypes.data
@@ -329,6 +331,8 @@ class CtypesProducer:
         t.dtype = _DType(FLOAT, 64, 1)
         if self._shape is not None:
             t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        if self._strides is not None:
+            t.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
         self._managed.deleter = _DELETER(self._delete)  # kept alive by self
 
     def _delete(self, _managed):
@@ -371,6 +375,44 @@ def test_bad_dltensor_fields_stop_before_the_callee(mod, ndim, shape, message):
     ):
         mod.sum_f64(producer)
     assert producer.deleted == 1
+
+
+_OVERFLOW = "a shape and strides whose extent overflows 64 bits (at dimension 0)"
+
+
+@pytest.mark.parametrize(
+    ("ndim", "shape", "strides", "message"),
+    [
+        (-1, [3], None, "a negative ndim (ndim -1)"),
+        (2000, [3], None, "too many dimensions (ndim 2000, at most 1024)"),
+        (2, False, None, "no shape (ndim 2)"),
+        (2, [3, -2], None, "a negative size (-2) in dimension 1"),
+        (2, [2**40, 2**40], None, _OVERFLOW),  # 2**80 elements
+        (1, [2**60], None, _OVERFLOW),  # 2**63 bytes of float64
+        (1, [3], [2**62], _OVERFLOW),
+        (1, [3], [-(2**63)], _OVERFLOW),
+    ],
+)
+def test_from_dlpack_refuses_bad_dltensor_fields(ndim, shape, strides, message):
+    """Issue 28, item 14: from_dlpack kept a tensor with a negative size (its shape was then
+    reported as given, and handed on to callees and consumers)."""
+    producer = CtypesProducer(
+        np.arange(3, dtype=np.float64), ndim=ndim, shape=shape, strides=strides
+    )
+    with pytest.raises(
+        ValueError,
+        match=rf"^from_dlpack: CtypesProducer\.__dlpack__\(\) gave a DLTensor with "
+        rf"{re.escape(message)}$",
+    ):
+        tvm_ffi.from_dlpack(producer)
+    assert producer.deleted == 1  # refused, and released
+
+
+def test_from_dlpack_keeps_good_fields_as_given():
+    empty_huge = CtypesProducer(np.zeros(1), ndim=2, shape=[0, 2**62])  # no element: no extent
+    assert tvm_ffi.from_dlpack(empty_huge).shape == (0, 2**62)
+    reversed_view = CtypesProducer(np.arange(3, dtype=np.float64), strides=[-1])
+    assert tvm_ffi.from_dlpack(reversed_view).shape == (3,)
 
 
 def test_fuzz_dltensor_fields(mod):

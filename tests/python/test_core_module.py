@@ -96,6 +96,20 @@ def test_unknown_function_raises_attribute_and_key_error(raw_lib):
         mod[0]
 
 
+def test_names_with_a_nul_byte_name_nothing(raw_lib):
+    """Issue 28, item 13: dlsym would look the name up cut at the NUL ('answer')."""
+    mod = tvm_ffi.load_module(raw_lib)
+    expected = (
+        f"module '{raw_lib.resolve()}' has no function 'answer\\x00zzz' (the name holds a NUL byte)"
+    )
+    with pytest.raises(KeyError) as info:
+        mod["answer\0zzz"]
+    assert info.value.args == (expected,)
+    with pytest.raises(AttributeError, match=f"^{re.escape(expected)}$"):
+        getattr(mod, "answer\0zzz")
+    assert "answer\0zzz" not in mod
+
+
 def test_unlisted_symbols_are_not_functions(raw_lib):
     mod = tvm_ffi.load_module(raw_lib)
     for name in ("_cubin_kernels", "hidden", "unrelated", "data"):

@@ -138,6 +138,27 @@ def test_a_callable_kept_by_cpp_outlives_python_references(lib):
     assert ref() is None
 
 
+def test_a_function_in_a_cycle_through_its_doc_is_collected(lib):
+    """Issue 28, item 16: a Function holds its __doc__, which may be any object; it was out of
+    the garbage collector's sight, so a doc that refers to its function kept both forever."""
+
+    class Doc:
+        pass
+
+    docs = []
+    for k in range(2000):
+        adder = lib.make_adder(k)  # a new Function each time
+        doc = Doc()
+        doc.function = adder
+        adder.__doc__ = doc
+        docs.append(weakref.ref(doc))
+    assert adder.__doc__ is doc and adder(1) == 2000
+    del adder, doc
+    gc.collect()
+    assert sum(ref() is not None for ref in docs) == 0
+    assert _alive(lib) == 0
+
+
 def test_module_objects(lib):
     mod = lib.make_module()
     assert mod.type_key == "test.Module"
@@ -190,6 +211,35 @@ def test_unknown_attributes(lib, counter_cls):
         c.nothing  # noqa: B018
     with pytest.raises(AttributeError):
         c.__nothing__  # noqa: B018  (dunders never reach the registry)
+
+
+def test_names_with_a_nul_byte_name_nothing(lib, counter_cls):
+    """Issue 28, item 13: a name is passed on as a C string, which ended at the NUL, so that
+    mod['add\\0zzz'] found 'add' (and a counter's 'add\\0x' its method 'add')."""
+    mod = lib.make_module()
+    expected = r"module 'test.Module' has no function 'add\x00zzz' (the name holds a NUL byte)"
+    with pytest.raises(KeyError) as info:
+        mod["add\0zzz"]
+    assert info.value.args == (expected,)
+    with pytest.raises(AttributeError, match=f"^{re.escape(expected)}$"):
+        getattr(mod, "add\0zzz")
+    with pytest.raises(
+        AttributeError,
+        match=r"^'Counter' object has no attribute 'add\\x00x' \(the name holds a NUL byte\)$",
+    ):
+        getattr(counter_cls(1), "add\0x")
+    with pytest.raises(
+        ValueError, match=r"^get_global_func: the name 'test\.add\\x00x' holds a NUL byte$"
+    ):
+        tvm_ffi.get_global_func("test.add\0x", allow_missing=True)
+    with pytest.raises(
+        ValueError, match=r"^register_global_func: the name 'test\\x00x' holds a NUL byte$"
+    ):
+        tvm_ffi.register_global_func("test\0x", lambda: 1)
+    with pytest.raises(
+        ValueError, match=r"^register_object: the type key 'test\.Counter\\x00x' holds a NUL byte$"
+    ):
+        tvm_ffi.register_object("test.Counter\0x")(type("Other", (tvm_ffi.Object,), {}))
 
 
 def test_an_unconstructed_object_is_refused_as_an_argument(lib, counter_cls):

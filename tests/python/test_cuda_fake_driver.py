@@ -87,6 +87,7 @@ case("smem", lambda: add[1, 1, None, 100000](1, 2, 3, 4))
 case("driver_error", lambda: add[7, 1](1, 2, 3, 4))
 case("grid_zero", lambda: add[0, 1](1, 2, 3, 4))
 case("missing", lambda: mod["nope"])
+case("missing_nul", lambda: mod["add\0x"])  # the driver would look up "add"
 def set_max_smem():
     add.set_max_dynamic_shared_memory(-1)
     return fake.fake_max_dynamic_smem()
@@ -305,6 +306,11 @@ def test_errors(results):
         f'cuLibraryGetKernel("nope") in module <{results["_cubin_size"]}-byte image>: '
         "CUDA_ERROR_NOT_FOUND (500): named symbol not found; kernels in this module: mixed, add, "
         "no_params, _Z7mangledPiy",
+    ]
+    assert results["missing_nul"]["error"] == [
+        "KeyError",
+        f"kernel 'add\\x00x' is not in module <{results['_cubin_size']}-byte image> (the name "
+        "holds a NUL byte)",
     ]
     assert results["bad_signature"]["error"] == [
         "ValueError",

@@ -39,6 +39,9 @@ def test_find_libtvm_ffi_is_the_packaged_library():
         "TVMFFIFunctionListGlobalNames",
         "TVMFFITypeSetMember",
         "TVMFFITypeGetMember",
+        "TVMFFILibraryPathOf",
+        "TVMFFIInitErrorRecord",
+        "TVMFFIInitErrorsTake",
     } <= defined
 
 

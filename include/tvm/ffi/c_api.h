@@ -205,6 +205,28 @@ TVM_FFI_REGISTRY_API int TVMFFITypeSetMember(const char* type_key, const char* n
 /*! \brief The member `name` of the type `type_key` (a new reference), or NULL. */
 TVM_FFI_REGISTRY_API TVMFFIRefObject* TVMFFITypeGetMember(const char* type_key,
                                                             const char* name);
+/*!
+ * \brief The path of the loaded library that holds `address` (an object type's static storage,
+ * a function), for messages; NULL when none does. The string lives as long as the process.
+ */
+TVM_FFI_REGISTRY_API const char* TVMFFILibraryPathOf(const void* address);
+/*!
+ * \brief Records the failure of a load-time registration (TVM_FFI_STATIC_INIT_BLOCK), which has
+ * no caller to return it to: `kind` and `message` as in TVMFFIErrorInfo, `address` anything
+ * inside the failing library. Kept for the thread, which is the one loading the library.
+ */
+TVM_FFI_REGISTRY_API void TVMFFIInitErrorRecord(const void* address, const char* kind,
+                                                const char* message);
+/*!
+ * \brief Calls `visit(library, kind, message, handle)` for each failure recorded on this thread,
+ * oldest first (library NULL when unknown), and forgets them; returns their count. A loader
+ * calls it after dlopen to report what the library's initialisers could not.
+ */
+TVM_FFI_REGISTRY_API int64_t TVMFFIInitErrorsTake(void (*visit)(const char* library,
+                                                                const char* kind,
+                                                                const char* message,
+                                                                void* handle),
+                                                  void* handle);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -21,6 +21,33 @@ namespace tvm_ffi_py {
 
 struct FunctionObject;
 
+/*!
+ * \brief Puts the pending Python error aside for its lifetime and restores it after. For code
+ *  that must run while an error is pending (a deleter, a dropped reference: they may run
+ *  Python code, which must not start with an error set) and must not lose or replace it.
+ */
+class PendingErrorStash {
+ public:
+#if PY_VERSION_HEX >= 0x030C0000
+  PendingErrorStash() : raised_(PyErr_GetRaisedException()) {}
+  ~PendingErrorStash() { PyErr_SetRaisedException(raised_); }
+#else
+  PendingErrorStash() { PyErr_Fetch(&type_, &value_, &traceback_); }
+  ~PendingErrorStash() { PyErr_Restore(type_, value_, traceback_); }
+#endif
+  PendingErrorStash(const PendingErrorStash&) = delete;
+  PendingErrorStash& operator=(const PendingErrorStash&) = delete;
+
+ private:
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* raised_;
+#else
+  PyObject* type_;
+  PyObject* value_;
+  PyObject* traceback_;
+#endif
+};
+
 /*! \brief Something to undo after the call: a producer's deleter, a reference to drop. */
 struct Cleanup {
   void (*release)(void* ptr);
@@ -65,18 +92,15 @@ struct CallFrame {
 
   void RunCleanups() {
     if (cleanups.empty()) return;
-    // A deleter or a dropped reference may run Python code, which must not start with an
-    // error set (it would be lost, or turn into SystemError): the call's error is put
-    // aside, and any error a cleanup leaves is reported as unraisable, like __del__'s.
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
+    // The call's error is put aside, and any error a cleanup leaves is reported as
+    // unraisable, like __del__'s.
+    PendingErrorStash stash;
     for (Cleanup& c : cleanups) {
       if (c.release != nullptr) c.release(c.ptr);
       Py_XDECREF(c.keep_alive);
       if (PyErr_Occurred()) PyErr_WriteUnraisable(nullptr);
     }
     cleanups.clear();
-    PyErr_Restore(type, value, traceback);
   }
 };
 

@@ -13,6 +13,7 @@
 
 #include "call_frame.h"
 #include "cuda_guard.h"
+#include "dltensor_check.h"
 #include "object.h"
 #include "type_cache.h"
 
@@ -185,21 +186,12 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
   bool read_only = false;
   if (ExportTensorArg(frame, info, obj, slot, &tensor, &read_only) != 0) return -1;
   // Callees index shape[0..ndim): a producer's bad fields must stop here.
-  if (TVM_FFI_UNLIKELY(tensor->ndim < 0 || (tensor->ndim > 0 && tensor->shape == nullptr))) {
-    PyErr_Format(PyExc_ValueError, "%s() argument %d: %s gave a DLTensor with %s (ndim %d)",
+  const DLTensorFault fault = CheckDLTensorShape(*tensor);
+  if (TVM_FFI_UNLIKELY(fault.kind != DLTensorFault::kNone)) {
+    PyErr_Format(PyExc_ValueError, "%s() argument %d: %s gave a DLTensor with %s",
                  frame->func->name, frame->position, ShortTypeName(Py_TYPE(obj)),
-                 tensor->ndim < 0 ? "a negative ndim" : "no shape", static_cast<int>(tensor->ndim));
+                 DescribeDLTensorFault(*tensor, fault).c_str());
     return -1;
-  }
-  for (int32_t d = 0; d < tensor->ndim; ++d) {
-    if (TVM_FFI_UNLIKELY(tensor->shape[d] < 0)) {
-      PyErr_Format(PyExc_ValueError,
-                   "%s() argument %d: %s gave a DLTensor with a negative size (%lld) in "
-                   "dimension %d",
-                   frame->func->name, frame->position, ShortTypeName(Py_TYPE(obj)),
-                   static_cast<long long>(tensor->shape[d]), static_cast<int>(d));
-      return -1;
-    }
   }
   if (info->kind == ArgKind::kExchangeApi) {
     const ExchangeApi* api = info->api;
@@ -395,9 +387,25 @@ PyObject* RefFunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_
                       });
 }
 
+// Part of Python's garbage collection: __doc__ may be any object, also one that holds the
+// function (a cycle). The C++ object behind `ref` is opaque to the collector (docs/guides/
+// cpp_core.md says how to keep Python callables held by C++ out of cycles).
+int FunctionTraverse(PyObject* self_obj, visitproc visit, void* arg) {
+  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
+  Py_VISIT(self->doc);
+  Py_VISIT(Py_TYPE(self_obj));  // instances of a heap type own a reference to it
+  return 0;
+}
+
+int FunctionClear(PyObject* self_obj) {
+  Py_CLEAR(reinterpret_cast<FunctionObject*>(self_obj)->doc);
+  return 0;
+}
+
 void FunctionDealloc(PyObject* self_obj) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
   PyTypeObject* type = Py_TYPE(self_obj);
+  PyObject_GC_UnTrack(self_obj);
   Py_XDECREF(self->name_obj);
   Py_XDECREF(self->signature);
   Py_XDECREF(self->doc);
@@ -481,6 +489,8 @@ PyMemberDef kFunctionMembers[] = {
 
 PyType_Slot kFunctionSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(FunctionTraverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(FunctionClear)},
     {Py_tp_repr, reinterpret_cast<void*>(FunctionRepr)},
     {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
     {Py_tp_getset, kFunctionGetSet},
@@ -491,8 +501,8 @@ PyType_Slot kFunctionSlots[] = {
 // Not subclassable (no Py_TPFLAGS_BASETYPE) and not constructible from Python (no tp_new):
 // Functions come only from Module lookups.
 PyType_Spec kFunctionSpec = {
-    "tvm_ffi.Function", sizeof(FunctionObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    kFunctionSlots,
+    "tvm_ffi.Function", sizeof(FunctionObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC, kFunctionSlots,
 };
 
 PyTypeObject* g_function_type = nullptr;
@@ -513,7 +523,7 @@ PyTypeObject* InitFunctionType() {
 PyObject* NewFunction(TVMFFIFunctionEntry entry, const TVMFFIFunctionInfo* info, const char* name) {
   PyTypeObject* type = InitFunctionType();
   if (type == nullptr) return nullptr;
-  auto* self = PyObject_New(FunctionObject, type);
+  auto* self = PyObject_GC_New(FunctionObject, type);
   if (self == nullptr) return nullptr;
   self->vectorcall = FunctionVectorcall;
   self->entry = entry;
@@ -529,6 +539,7 @@ PyObject* NewFunction(TVMFFIFunctionEntry entry, const TVMFFIFunctionInfo* info,
     return nullptr;
   }
   self->name = PyUnicode_AsUTF8(self->name_obj);
+  PyObject_GC_Track(self);
   return reinterpret_cast<PyObject*>(self);
 }
 

@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "call_frame.h"
 #include "function.h"
+#include "object.h"
 
 namespace tvm_ffi_py {
 namespace {
@@ -34,10 +36,36 @@ FileId MakeFileId(const struct stat& st) {
                 st.st_size};
 }
 
+// What a library's TVM_FFI_STATIC_INIT_BLOCKs could not do while dlopen ran them: they record
+// it in the registry (a static initialiser has no caller to throw to), and loading raises it.
+struct InitFailure {
+  std::string loaded;  // the file dlopen was given: its own failures need no "in '<library>'"
+  std::string kind;    // of the first failure
+  std::string text;    // every failure's message, joined by "; "
+};
+
 struct Loaded {
   FileId id;
   std::shared_ptr<Library> library;
+  InitFailure init_failure;  // raised again by each load of the same file: it stays broken
 };
+
+void AppendInitError(const char* library, const char* kind, const char* message, void* handle) {
+  auto* failure = static_cast<InitFailure*>(handle);
+  if (failure->kind.empty()) failure->kind = kind;
+  if (!failure->text.empty()) failure->text += "; ";
+  if (library == nullptr || failure->loaded != library) {  // a library it depends on
+    failure->text += std::string("in '") + (library != nullptr ? library : "?") + "': ";
+  }
+  failure->text += message;
+}
+
+void RaiseInitFailure(const std::string& path, const InitFailure& failure) {
+  PyErr_Format(ExceptionForKind(failure.kind.c_str()),
+               "library '%s' was loaded, but a TVM_FFI_STATIC_INIT_BLOCK of it failed: %s (what "
+               "the block registered before it failed stays registered)",
+               path.c_str(), failure.text.c_str());
+}
 
 // Keyed by real path. Guarded by the GIL (every caller holds it).
 std::unordered_map<std::string, Loaded>& Registry() {
@@ -126,7 +154,13 @@ std::shared_ptr<Library> LoadLibrary(const std::string& path) {
   const FileId id = MakeFileId(st);
   auto& registry = Registry();
   auto it = registry.find(resolved);
-  if (it != registry.end() && it->second.id == id) return it->second.library;
+  if (it != registry.end() && it->second.id == id) {
+    if (it->second.init_failure.text.empty()) return it->second.library;
+    RaiseInitFailure(path, it->second.init_failure);
+    return nullptr;
+  }
+  const RegistryApi* api = EnsureRegistry();
+  if (api == nullptr) return nullptr;
 
   PrivateCopy copy;
   std::string load_path = resolved;
@@ -145,7 +179,10 @@ std::shared_ptr<Library> LoadLibrary(const std::string& path) {
   // reference binds to it alone; NOLOAD: where none is loaded there is no second copy.
   if (exports_cxx_runtime) dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
   dlerror();
+  api->take_init_errors(nullptr, nullptr);  // earlier loads' on this thread are not this one's
   void* handle = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  InitFailure init_failure{load_path, "", ""};
+  api->take_init_errors(AppendInitError, &init_failure);
   if (handle == nullptr) {
     const char* why = dlerror();
     PyErr_Format(PyExc_OSError, "cannot load library '%s': %s", path.c_str(),
@@ -153,8 +190,10 @@ std::shared_ptr<Library> LoadLibrary(const std::string& path) {
     return nullptr;
   }
   auto library = std::make_shared<Library>(resolved, handle, std::move(functions), listed);
-  registry[resolved] = Loaded{id, library};
-  return library;
+  registry[resolved] = Loaded{id, library, init_failure};
+  if (init_failure.text.empty()) return library;
+  RaiseInitFailure(path, init_failure);
+  return nullptr;
 }
 
 std::string Library::FunctionList() const {

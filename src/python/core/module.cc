@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "c_names.h"
 #include "function.h"
 #include "library.h"
 #include "object.h"
@@ -29,6 +30,7 @@ class Module {
 
   /*! \brief The Function, or None when the library does not export `name`. */
   py::object Find(const std::string& name) const {
+    if (HoldsNul(name)) return py::none();  // dlsym would look up the name cut at the NUL
     PyObject* func = library_->GetFunction(name);
     if (func == nullptr) {
       if (PyErr_Occurred()) throw py::error_already_set();
@@ -38,6 +40,10 @@ class Module {
   }
 
   std::string MissingMessage(const std::string& name) const {
+    if (HoldsNul(name)) {
+      return "module '" + path() + "' has no function " +
+             py::repr(py::str(name)).cast<std::string>() + kNulNameNote;
+    }
     return "module '" + path() + "' has no function '" + name +
            "'; functions in this module: " + library_->FunctionList();
   }

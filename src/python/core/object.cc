@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "c_names.h"
 #include "call_frame.h"
 #include "function.h"
 
@@ -123,14 +124,25 @@ PyObject* ModuleFunction(PyObject* self, const char* name) {
 PyObject* ObjectGetAttr(PyObject* self, PyObject* name) {
   PyObject* found = PyObject_GenericGetAttr(self, name);
   if (found != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
-  const char* text = PyUnicode_AsUTF8(name);
-  const size_t len = text != nullptr ? std::strlen(text) : 0;
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+  const size_t len = text != nullptr ? static_cast<size_t>(size) : 0;
   // Dunder lookups (copy, pickle, numpy probing ...) never reach the registry.
   if (text == nullptr || (len > 4 && std::strncmp(text, "__", 2) == 0 &&
                           std::strcmp(text + len - 2, "__") == 0)) {
     return nullptr;
   }
   PyErr_Clear();  // the lookups below may run Python code
+  if (std::strlen(text) != len) {  // cut at the NUL, it would find another name
+    if (IsModule(self)) {
+      PyErr_Format(PyExc_AttributeError, "module '%s' has no function %R%s", TypeKeyOf(self),
+                   name, kNulNameNote);
+    } else {
+      PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute %R%s",
+                   Py_TYPE(self)->tp_name, name, kNulNameNote);
+    }
+    return nullptr;
+  }
   if (IsModule(self)) {
     PyObject* func = ModuleFunction(self, text);
     if (func == nullptr && !PyErr_Occurred()) {
@@ -178,8 +190,14 @@ PyObject* ObjectGetItem(PyObject* self, PyObject* key) {
                  Py_TYPE(key)->tp_name);
     return nullptr;
   }
-  const char* name = PyUnicode_AsUTF8(key);
-  if (name == nullptr) return nullptr;
+  const char* name = CNameOf(key);
+  if (name == nullptr) {
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_KeyError, "module '%s' has no function %R%s", TypeKeyOf(self), key,
+                   kNulNameNote);
+    }
+    return nullptr;
+  }
   PyObject* func = ModuleFunction(self, name);
   if (func == nullptr && !PyErr_Occurred()) {
     PyErr_Format(PyExc_KeyError, "module '%s' has no function '%s'", TypeKeyOf(self), name);
@@ -642,14 +660,28 @@ PyObject* RegisterObjectClass(PyObject*, PyObject* const* args, Py_ssize_t nargs
                     "_register_object_class(type_key: str, cls: type[tvm_ffi.Object])");
     return nullptr;
   }
+  if (CNameOf(args[0]) == nullptr) {  // the registry is asked by this key as a C string
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_ValueError, "register_object: the type key %R holds a NUL byte",
+                   args[0]);
+    }
+    return nullptr;
+  }
   if (PyDict_SetItem(g_object_classes, args[0], args[1]) != 0) return nullptr;
   Py_RETURN_NONE;
 }
 
 PyObject* GetGlobalFunc(PyObject*, PyObject* arg) {
-  const char* name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : nullptr;
+  if (!PyUnicode_Check(arg)) {
+    PyErr_Format(PyExc_TypeError, "get_global_func: function names are str, not %s",
+                 Py_TYPE(arg)->tp_name);
+    return nullptr;
+  }
+  const char* name = CNameOf(arg);
   if (name == nullptr) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "global function names are str");
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_ValueError, "get_global_func: the name %R holds a NUL byte", arg);
+    }
     return nullptr;
   }
   const RegistryApi* api = EnsureRegistry();
@@ -658,10 +690,15 @@ PyObject* GetGlobalFunc(PyObject*, PyObject* arg) {
 }
 
 PyObject* RegisterGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  const char* name = nargs == 3 && PyUnicode_Check(args[0]) ? PyUnicode_AsUTF8(args[0]) : nullptr;
+  if (nargs != 3 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "_register_global_func(name: str, f, override: bool)");
+    return nullptr;
+  }
+  const char* name = CNameOf(args[0]);
   if (name == nullptr) {
     if (!PyErr_Occurred()) {
-      PyErr_SetString(PyExc_TypeError, "_register_global_func(name: str, f, override: bool)");
+      PyErr_Format(PyExc_ValueError, "register_global_func: the name %R holds a NUL byte",
+                   args[0]);
     }
     return nullptr;
   }
@@ -756,7 +793,8 @@ const RegistryApi* EnsureRegistry() {
        FindSymbol(handle, "TVMFFIFunctionGetGlobal", &api.get_global, path) &&
        FindSymbol(handle, "TVMFFIFunctionListGlobalNames", &api.list_globals, path) &&
        FindSymbol(handle, "TVMFFITypeSetMember", &api.set_member, path) &&
-       FindSymbol(handle, "TVMFFITypeGetMember", &api.get_member, path);
+       FindSymbol(handle, "TVMFFITypeGetMember", &api.get_member, path) &&
+       FindSymbol(handle, "TVMFFIInitErrorsTake", &api.take_init_errors, path);
   Py_DECREF(path_obj);
   if (!ok) return nullptr;
   g_registry = api;

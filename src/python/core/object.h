@@ -21,6 +21,9 @@ struct RegistryApi {
   int (*set_member)(const char* type_key, const char* name, TVMFFIRefObject* func,
                     int allow_override);
   TVMFFIRefObject* (*get_member)(const char* type_key, const char* name);
+  int64_t (*take_init_errors)(void (*visit)(const char* library, const char* kind,
+                                            const char* message, void* handle),
+                              void* handle);
 };
 
 /*!

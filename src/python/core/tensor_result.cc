@@ -12,6 +12,7 @@
 #include <string>
 
 #include "call_frame.h"
+#include "dltensor_check.h"
 #include "function.h"
 #include "type_cache.h"
 
@@ -160,6 +161,9 @@ struct ExportedView {
 };
 
 void CapsuleDestructor(PyObject* capsule) {
+  // A consumer that refused the tensor (numpy: bfloat16) drops the capsule with its error
+  // pending: that error is the consumer's to raise, so it is kept, not cleared.
+  PendingErrorStash stash;
   // Unconsumed capsules still own their tensor; consumed ones were renamed "used_...".
   if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
     auto* m = static_cast<DLManagedTensorVersioned*>(
@@ -169,7 +173,7 @@ void CapsuleDestructor(PyObject* capsule) {
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
     if (m->deleter != nullptr) m->deleter(m);
   }
-  PyErr_Clear();
+  if (PyErr_Occurred()) PyErr_WriteUnraisable(capsule);  // the deleter's own, like __del__'s
 }
 
 PyObject* TensorDLPack(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -483,6 +487,15 @@ PyObject* TensorFromDLPack(PyObject* obj) {
   DLManagedTensorVersioned* managed = TakeCapsule(capsule);
   Py_DECREF(capsule);
   if (managed == nullptr) return nullptr;
+  // Kept and handed on (shape, __dlpack__, calls): a bad field is refused here, once.
+  const DLTensorFault fault = CheckDLTensor(managed->dl_tensor);
+  if (fault.kind != DLTensorFault::kNone) {
+    const std::string what = DescribeDLTensorFault(managed->dl_tensor, fault);
+    if (managed->deleter != nullptr) managed->deleter(managed);  // may run Python code: first
+    PyErr_Format(PyExc_ValueError, "from_dlpack: %s.__dlpack__() gave a DLTensor with %s",
+                 Py_TYPE(obj)->tp_name, what.c_str());
+    return nullptr;
+  }
   auto* t = PyObject_New(TensorObject, g_tensor_type);
   if (t == nullptr) {
     if (managed->deleter != nullptr) managed->deleter(managed);

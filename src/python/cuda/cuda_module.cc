@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/c_names.h"
 #include "core/call_frame.h"
 #include "core/function.h"
 #include "cuda_args.h"
@@ -51,6 +52,10 @@ class CudaModule {
   }
 
   py::object GetKernel(const std::string& name) const {
+    if (HoldsNul(name)) {  // the driver would look up the name cut at the NUL
+      throw py::key_error("kernel " + py::repr(py::str(name)).cast<std::string>() + " is not in " +
+                          label() + kNulNameNote);
+    }
     auto kernel = std::make_shared<tvm::ffi::CubinKernel>();
     try {
       *kernel = module_.GetKernel(name);

@@ -39,6 +39,7 @@ struct AnyBlock {
 /*! \brief cast<T>() of a value that is not a T: a TypeError naming both types. */
 [[noreturn]] TVM_FFI_COLD inline void ThrowCastError(const ConversionError& e) {
   if (!e.value_error.empty()) throw Error("ValueError", Concat({"value ", e.value_error}));
+  if (!e.type_error.empty()) throw Error("TypeError", Concat({"value ", e.type_error}));
   throw Error("TypeError", Concat({"Cannot convert from type `", e.received, "` to `",
                                    e.expected, "`"}));
 }

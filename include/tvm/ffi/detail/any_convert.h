@@ -43,6 +43,7 @@ struct ConversionError {
   std::string expected;     // type error: expected type name
   std::string received;     // type error: received type name
   std::string value_error;  // non-empty for a ValueError: the text after the subject
+  std::string type_error = {};  // non-empty for a TypeError not worded "must be X, not Y"
 };
 
 TVM_FFI_COLD inline std::string AnyTypeName(const TVMFFIAny& v) {

@@ -71,7 +71,9 @@ struct TypeTraits<std::optional<T>> {
       return TypeTraits<T>::FromArg(v);
     } catch (ConversionError& e) {
       // A mismatch of the value itself: say that None was also fine.
-      if (e.path.empty() && e.value_error.empty()) e.expected = TypeName<std::optional<T>>();
+      if (e.path.empty() && e.value_error.empty() && e.type_error.empty()) {
+        e.expected = TypeName<std::optional<T>>();
+      }
       throw;
     }
   }

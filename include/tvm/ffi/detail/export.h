@@ -134,10 +134,12 @@ TVM_FFI_COLD inline int ReportCurrentException(const char* func_name, int32_t st
       const DecimalText position(stage + 1);
       const std::string_view argument = stage >= 0 ? "argument " : "result";
       const std::string_view index = stage >= 0 ? std::string_view(position) : std::string_view();
-      if (!e.value_error.empty()) {
-        return SetErrorResult(
-            result, "ValueError",
-            Concat({func_name, "() ", argument, index, e.path, " ", e.value_error}), "", 0);
+      if (!e.value_error.empty() || !e.type_error.empty()) {
+        const bool value = !e.value_error.empty();
+        return SetErrorResult(result, value ? "ValueError" : "TypeError",
+                              Concat({func_name, "() ", argument, index, e.path, " ",
+                                      value ? e.value_error : e.type_error}),
+                              "", 0);
       }
       return SetErrorResult(result, "TypeError",
                             Concat({func_name, "() ", argument, index, e.path, " must be ",

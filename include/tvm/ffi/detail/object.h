@@ -254,9 +254,17 @@ inline TVMFFIRefObject* detail::ObjectCells::CellOfRef(const ObjectRef& ref) noe
 }
 
 namespace detail {
+inline bool SameTypeKey(const char* a, const char* b) noexcept {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
 /*!
  * \brief Whether `cell` is a T. Functions and modules are told by their flags (they may come
- * from another library or from Python); other classes by their type key.
+ * from another library or from Python, and are used only through their type's slots). Other
+ * classes by their definition, not their type key: another library's type of the same key may
+ * have another layout (a rebuilt library loaded beside the old one), so only T's own type, or a
+ * C++ object of this library under T's key (a class derived from T that kept its key), is a T.
  */
 template <typename T>
 bool CellIsA(const TVMFFIRefObject* cell) noexcept {
@@ -267,12 +275,20 @@ bool CellIsA(const TVMFFIRefObject* cell) noexcept {
     if constexpr (kFlags != 0) {
       return (cell->type->flags & kFlags) == kFlags;
     } else {
-      const char* a = cell->type->type_key;
-      const char* b = T::_type_key;
-      while (*a != '\0' && *a == *b) ++a, ++b;
-      return *a == *b;
+      if constexpr (!std::is_abstract_v<T>) {  // an abstract T has no objects of its own type
+        if (TVM_FFI_LIKELY(cell->type == &ObjectTypeOf<T>::kType)) return true;
+      }
+      // ObjectCells::IncRef is hidden: its address is this library's alone.
+      return cell->type->inc_ref == &ObjectCells::IncRef &&
+             SameTypeKey(cell->type->type_key, T::_type_key);
     }
   }
+}
+
+/*! \brief Whether `cell` has T's type key without being a T: another library's definition. */
+template <typename T>
+bool CellIsForeignDefinitionOf(const TVMFFIRefObject* cell) noexcept {
+  return cell != nullptr && !CellIsA<T>(cell) && SameTypeKey(cell->type->type_key, T::_type_key);
 }
 }  // namespace detail
 

@@ -26,6 +26,29 @@ inline std::string_view ObjectTypeName(std::string_view key) {
   return key.substr(0, 4) == "ffi." ? key.substr(4) : key;
 }
 
+/*! \brief Hidden, so each library has its own: its address names this library. */
+inline constexpr char kThisLibrary = 0;
+
+/*! \brief "'/path/lib.so'" of the library that holds `address`, for messages. */
+TVM_FFI_COLD inline std::string LibraryText(const void* address) {
+  const char* path = TVMFFILibraryPathOf != nullptr ? TVMFFILibraryPathOf(address) : nullptr;
+  return path != nullptr ? Concat({"'", path, "'"}) : std::string("a library not known");
+}
+
+/*!
+ * \brief "an object of type 'my.Point' made by another definition ...", for `cell` of T's type
+ * key but another definition (CellIsForeignDefinitionOf): read as a T, its layout is wrong.
+ */
+template <typename T>
+TVM_FFI_COLD std::string ForeignDefinitionText(const TVMFFIRefObject* cell) {
+  const void* here = &kThisLibrary;
+  return Concat({"an object of type '", T::_type_key,
+                 "' made by another definition of that type (in ", LibraryText(cell->type),
+                 ") than the one this function expects (in ", LibraryText(here),
+                 "); two loaded libraries define '", T::_type_key,
+                 "', and an object passes only to the library that made it"});
+}
+
 template <typename T>
 struct ObjectRefTraits {
   using ObjType = typename T::ContainerType;
@@ -38,6 +61,9 @@ struct ObjectRefTraits {
     if (TVM_FFI_LIKELY(v.type_code == kTVMFFIRefObject)) {
       TVMFFIRefObject* cell = static_cast<TVMFFIRefObject*>(v.v_ptr);
       if (CellIsA<ObjType>(cell)) return T(ObjectPtr<ObjType>::Borrow(cell));
+      if (CellIsForeignDefinitionOf<ObjType>(cell)) {
+        throw ConversionError{"", "", "", "", "is " + ForeignDefinitionText<ObjType>(cell)};
+      }
     } else if (v.type_code == kTVMFFINone && T::_type_is_nullable) {
       return T(ObjectPtr<ObjType>());
     }

@@ -21,6 +21,8 @@
 #include <tvm/ffi/detail/object.h>
 #include <tvm/ffi/detail/names.h>  // the names apache-tvm-ffi's header brings
 
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -48,7 +50,12 @@ struct InitCall {
 template <typename T>
 T* SelfAs(const ObjectRef& self, const char* type_key) {
   TVMFFIRefObject* cell = ObjectCells::CellOfRef(self);
-  if (cell == nullptr || !CellIsA<T>(cell)) {
+  if (TVM_FFI_UNLIKELY(cell == nullptr || !CellIsA<T>(cell))) {
+    if (::tvm::ffi::detail::CellIsForeignDefinitionOf<T>(cell)) {
+      throw Error("TypeError",
+                  ::tvm::ffi::detail::Concat({"a method of '", type_key, "' called on ",
+                                              ::tvm::ffi::detail::ForeignDefinitionText<T>(cell)}));
+    }
     throw Error("TypeError", ::tvm::ffi::detail::Concat(
                                  {"a method of '", type_key, "' called on ",
                                   cell == nullptr ? "None" : cell->type->type_key}));
@@ -80,6 +87,52 @@ struct MethodOf<T, R (C::*)(Args...) const> {
                                                          "' is already registered"}));
 }
 
+/*!
+ * \brief Registers `func` under `name`, replacing an entry another library (or Python) made:
+ * a rebuilt library loaded beside the old one registers its names again, and its definitions
+ * are the newer. The same name registered twice by this library is a RuntimeError.
+ */
+inline void SetGlobalFromThisLibrary(const char* name, const Function& func) {
+  if (TVMFFIFunctionSetGlobal == nullptr) ::tvm::ffi::detail::ThrowNoRegistry("GlobalDef");
+  TVMFFIRefObject* cell = ObjectCells::CellOfRef(func);
+  if (TVMFFIFunctionSetGlobal(name, cell, 0) == 0) return;
+  TVMFFIRefObject* old = TVMFFIFunctionGetGlobal(name);
+  // ObjectCells::IncRef is hidden: only this library's C++ objects have it.
+  const bool ours = old != nullptr && old->type->inc_ref == &ObjectCells::IncRef;
+  ::tvm::ffi::detail::ReleaseCell(old);
+  if (ours) {
+    throw Error("RuntimeError",
+                ::tvm::ffi::detail::Concat({"global function '", name,
+                                            "' is registered twice by the same library"}));
+  }
+  TVMFFIFunctionSetGlobal(name, cell, 1);
+}
+
+inline void RecordStaticInitError(const char* kind, const char* message) noexcept {
+  if (TVMFFIInitErrorRecord != nullptr) {
+    TVMFFIInitErrorRecord(&::tvm::ffi::detail::kThisLibrary, kind, message);
+  } else {
+    std::fprintf(stderr, "tvm_ffi: a TVM_FFI_STATIC_INIT_BLOCK failed: %s: %s\n", kind, message);
+  }
+}
+
+/*!
+ * \brief Runs a TVM_FFI_STATIC_INIT_BLOCK body. It runs inside dlopen, where an escaping
+ * exception ends the process: a failure is recorded in the registry instead, for the loader
+ * (tvm_ffi.load_module raises it), or printed when there is no registry to record it.
+ */
+inline void RunStaticInit(void (*body)()) noexcept {
+  try {
+    body();
+  } catch (const Error& e) {
+    RecordStaticInitError(e.kind().c_str(), e.message().c_str());
+  } catch (const std::exception& e) {
+    RecordStaticInitError("RuntimeError", e.what());
+  } catch (...) {
+    RecordStaticInitError("RuntimeError", "a C++ exception of unknown type");
+  }
+}
+
 }  // namespace detail
 
 /*! \brief Registers global functions: GlobalDef().def("name", callable).def(...). */
@@ -88,13 +141,13 @@ class GlobalDef {
   /*! \brief A typed callable (arguments checked as an exported function's are). */
   template <typename Func, typename... Extra>
   GlobalDef& def(const char* name, Func&& func, Extra&&...) {
-    Function::SetGlobal(name, Function::FromTyped(std::forward<Func>(func), name));
+    detail::SetGlobalFromThisLibrary(name, Function::FromTyped(std::forward<Func>(func), name));
     return *this;
   }
   /*! \brief A packed callable: func(PackedArgs args, Any* result). */
   template <typename Func, typename... Extra>
   GlobalDef& def_packed(const char* name, Func func, Extra&&...) {
-    Function::SetGlobal(name, Function::FromPacked(std::move(func)));
+    detail::SetGlobalFromThisLibrary(name, Function::FromPacked(std::move(func)));
     return *this;
   }
 };
@@ -144,22 +197,27 @@ class ObjectDef {
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
 
-#define TVM_FFI_DETAIL_CONCAT_(a, b) a##b
-#define TVM_FFI_DETAIL_CONCAT(a, b) TVM_FFI_DETAIL_CONCAT_(a, b)
-#if defined(__GNUC__) || defined(__clang__)
 /*!
  * \brief `TVM_FFI_STATIC_INIT_BLOCK() { ... }`: the block runs once, when the library is
- * loaded (a constructor function), so that its registrations exist before anyone looks.
+ * loaded, so that its registrations exist before anyone looks. An exception it throws is kept
+ * for the loader (detail::RunStaticInit), never let out into the dynamic loader.
  */
-#define TVM_FFI_STATIC_INIT_BLOCK() \
-  __attribute__((constructor)) static void TVM_FFI_DETAIL_CONCAT(TvmFfiStaticInit_, __COUNTER__)()
+#define TVM_FFI_STATIC_INIT_BLOCK() TVM_FFI_DETAIL_STATIC_INIT_BLOCK(__COUNTER__)
+// One more expansion, so that __COUNTER__ is a number before it is pasted into names.
+#define TVM_FFI_DETAIL_STATIC_INIT_BLOCK(n) TVM_FFI_DETAIL_STATIC_INIT_BLOCK_(n)
+#if defined(__GNUC__) || defined(__clang__)
+#define TVM_FFI_DETAIL_STATIC_INIT_BLOCK_(n)                                      \
+  static void TvmFfiStaticInitBody_##n();                                         \
+  __attribute__((constructor)) static void TvmFfiStaticInit_##n() {               \
+    ::tvm::ffi::reflection::detail::RunStaticInit(TvmFfiStaticInitBody_##n);      \
+  }                                                                               \
+  static void TvmFfiStaticInitBody_##n()
 #else
-#define TVM_FFI_STATIC_INIT_BLOCK() \
-  TVM_FFI_DETAIL_STATIC_INIT_BLOCK(TVM_FFI_DETAIL_CONCAT(TvmFfiStaticInit_, __COUNTER__))
-#define TVM_FFI_DETAIL_STATIC_INIT_BLOCK(Fn)                 \
-  static void Fn();                                          \
-  [[maybe_unused]] static const int Fn##Registered_ = (Fn(), 0); \
-  static void Fn()
+#define TVM_FFI_DETAIL_STATIC_INIT_BLOCK_(n)                                            \
+  static void TvmFfiStaticInitBody_##n();                                               \
+  [[maybe_unused]] static const int TvmFfiStaticInit_##n =                              \
+      (::tvm::ffi::reflection::detail::RunStaticInit(TvmFfiStaticInitBody_##n), 0);    \
+  static void TvmFfiStaticInitBody_##n()
 #endif
 
 #endif  // TVM_FFI_REFLECTION_REGISTRY_H_
