@@ -42,7 +42,8 @@ from ._spec import PRELUDE_FLAGS, Spec
 
 __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested"]
 
-# Ninja's -j for builds of this thread (load_inline_many shares the cores among builds).
+# Ninja's -j for builds of this thread, where builds run side by side and share the job
+# count (load_inline_many, _alongside); None: each build takes the whole (see _jobs).
 _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
 # Who asked for a build that runs in a helper thread (see _alongside), for the log.
 _caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
@@ -338,9 +339,11 @@ def _remove_tmp_outputs(plan: _ninja.BuildPlan, dir_fd: int) -> None:
 def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, why: str) -> None:
     import time
 
+    from . import _jobs
+
     jobs = _ninja_jobs.get()
-    if jobs is None:
-        jobs = _env.max_jobs()  # a bad MAX_JOBS fails before anything is written
+    if jobs is None:  # a bad MAX_JOBS fails before anything is written
+        jobs = _jobs.job_count(device=plan.device_code)
     _write_inputs(spec, plan, dir_fd, build_dir, ninja_text)
     log = _log.get_logger("tvm_ffi.cpp")  # a build is slow anyway: importing logging is not
     if plan.targets:
@@ -550,8 +553,18 @@ def _alongside(
 ) -> Iterator[None]:
     """Build the cache entry ``entry`` (if given and missing) in a thread while the block
     runs; on leaving, wait for it and raise its error. A cold build then takes about the
-    longer of the two, not their sum."""
+    longer of the two, not their sum. The two share the job count (see _jobs); with one
+    job, ``entry`` is built first."""
     if entry is None or _lookup(root_fd, root, entry, verbose) is not None:
+        yield
+        return
+    jobs = _ninja_jobs.get()
+    if jobs is None:
+        from . import _jobs
+
+        jobs = _jobs.job_count(device=True)  # the block may compile device code
+    if jobs < 2:
+        _cached(entry, root, root_fd, timeout, verbose)
         yield
         return
     import threading
@@ -564,11 +577,13 @@ def _alongside(
         except BaseException as err:  # raised in the caller's thread below
             failure.append(err)
 
-    context = contextvars.copy_context()  # the caller's ninja -j (load_inline_many)
+    context = contextvars.copy_context()
     context.run(_caller.set, _log.caller())
+    context.run(_ninja_jobs.set, jobs - jobs // 2)
     # A daemon: an interrupted caller does not wait for it (its ninja is stopped at exit).
     thread = threading.Thread(target=context.run, args=(build,), daemon=True)
     thread.start()
+    share = _ninja_jobs.set(jobs // 2)
     try:
         yield
     except Exception:
@@ -576,6 +591,8 @@ def _alongside(
         # the one reported; a runtime failure as well shows again on the next build.
         thread.join()
         raise
+    finally:
+        _ninja_jobs.reset(share)
     thread.join()
     if failure:
         raise failure[0]
