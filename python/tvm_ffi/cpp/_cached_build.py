@@ -336,10 +336,12 @@ def _remove_tmp_outputs(plan: _ninja.BuildPlan, dir_fd: int) -> None:
             pass
 
 
-def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, why: str) -> None:
+def _run(
+    spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, why: str, cold: bool = True
+) -> None:
     import time
 
-    from . import _jobs
+    from . import _jobs, _progress
 
     jobs = _ninja_jobs.get()
     if jobs is None:  # a bad MAX_JOBS fails before anything is written
@@ -362,6 +364,9 @@ def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, wh
             verbose=verbose,
             embeds=sorted(spec.embeds),
             jobs=jobs,
+            progress=_progress.NinjaProgress(
+                spec.name, plan, build_dir, verbose=verbose, cold=cold
+            ),
         )
     except BaseException as err:
         log.info(
@@ -440,7 +445,7 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     )
     build_dir = Path(resolved)
     try:
-        with _cache.build_lock(dir_fd, build_dir, timeout):
+        with _cache.build_lock(dir_fd, build_dir, timeout, what=repr(spec.name), verbose=verbose):
             _remove_tmp_outputs(plan, dir_fd)
             _run(
                 spec,
@@ -450,6 +455,7 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
                 build_dir,
                 verbose,
                 "build_directory given: ninja rebuilds what changed",
+                cold=False,
             )
             _cache.publish(dir_fd, plan.output, library, replace=True)
             yield build_dir / library
@@ -637,7 +643,7 @@ def _cached(entry: CacheEntry, root: Path, root_fd: int, timeout: float, verbose
             raise
         return _cached_privately(entry, root, err, timeout, verbose)
     try:
-        with _cache.build_lock(dir_fd, entry_dir, timeout):
+        with _cache.build_lock(dir_fd, entry_dir, timeout, what=repr(spec.name), verbose=verbose):
             problem = _hit_index.library_problem(dir_fd, library)
             if problem is None:  # another process built it while we waited
                 _log_hit(path, "built by another process while this one waited")

@@ -17,6 +17,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "cache"
     monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
     monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
+    monkeypatch.delenv("TVM_FFI_BUILD_QUIET", raising=False)
     monkeypatch.delenv("TVM_FFI_BUILD_JOB_MEMORY", raising=False)
     monkeypatch.delenv("TVM_FFI_BUILD_LOCK_TIMEOUT", raising=False)
     monkeypatch.delenv("TVM_FFI_COMPILER_LAUNCHER", raising=False)
