@@ -108,31 +108,39 @@ def package_fingerprint(include: str | os.PathLike[str]) -> str:
     the package build compiled (``tvm_ffi/lib/``: the core library, and what the JIT
     takes instead of compiling it, the launcher object and the precompiled prelude; see
     _prebuilt), once per process. The package version covers released files; this also
-    catches edits in a development checkout and a compiled file replaced with the
-    headers unchanged (a rebuilt package, a copy)."""
+    catches edits in a development checkout, and a compiled file replaced with the
+    headers unchanged (a rebuilt package, a copy that kept the mtime: a new inode). Not
+    the ctime: an installer that hard-links one file into several environments changes
+    it, and every cache key with it."""
     memo_key = f"package:{include}"
     found = _memo.get(memo_key)
     if found is None:
-        # scandir, one line per file, one hash update: on a fresh process's cache hit
-        # this walk is a good part of the lookup. Directory links are not descended (as
-        # os.walk does); a link's target is what is stamped.
-        lines = []
-        built = os.path.join(os.path.dirname(tvm_ffi.__file__), "lib")
-        pending = [built, os.path.join(include, "tvm", "ffi")]
-        while pending:
-            try:
-                with os.scandir(pending.pop()) as scan:
-                    entries = sorted(scan, key=lambda entry: entry.name)
-            except FileNotFoundError:  # an install without compiled files
-                continue
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                else:
-                    st = entry.stat()
-                    lines.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}\n")
+        lines: list[str] = []
+        _stamp_tree(os.path.join(os.path.dirname(tvm_ffi.__file__), "lib"), lines, inode=True)
+        _stamp_tree(os.path.join(include, "tvm", "ffi"), lines, inode=False)
         found = _memo[memo_key] = _cache.sha256("".join(lines).encode()).hexdigest()
     return found
+
+
+def _stamp_tree(top: str, lines: list[str], *, inode: bool) -> None:
+    """A line per file under ``top`` (none if it is missing): path, size, mtime (and
+    inode). scandir, one line per file, one hash update: on a fresh process's cache hit
+    this walk is a good part of the lookup. Directory links are not descended (as os.walk
+    does); a link's target is what is stamped."""
+    pending = [top]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except FileNotFoundError:  # an install without compiled files
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            else:
+                st = entry.stat()
+                line = f"{entry.path}:{st.st_size}:{st.st_mtime_ns}"
+                lines.append(f"{line}:{st.st_ino}\n" if inode else f"{line}\n")
 
 
 def _feed(hasher: _cache.KeyHasher, label: str, value: object) -> None:
