@@ -120,8 +120,9 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
         ])  # fmt: skip
     pch = os.environ.get("TVM_FFI_PREBUILT_PCH", "1") != "0" and _is_gcc(compiler)
     header = os.path.join(out_dir, prebuilt.PCH_HEADER)
+    prelude_text = prebuilt.prelude_text(prelude)
     with open(header, "w", encoding="utf-8") as f:
-        f.write(prebuilt.prelude_text(prelude))
+        f.write(prelude_text)
     if pch:  # no launcher: a compiler cache would only store it
         jobs.append([
             compiler, *prebuilt.BASE_FLAGS, f"-I{include}", "-x", "c++-header", header,
@@ -158,6 +159,8 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
         "flags": list(prebuilt.BASE_FLAGS),
         "pch": pch,
     }
+    if pch:  # which text the .gch holds: GCC would take it for any prelude.h
+        stamp.update(prebuilt.pch_identity(prelude_text, os.path.getsize(f"{header}.gch")))
     path = os.path.join(out_dir, prebuilt.STAMP)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(stamp, f, indent=1, sort_keys=True)

@@ -6,6 +6,9 @@ question asked of a library or object file before a tool gets it.
   first touch of one kills the process with SIGBUS; a library for another CPU is
   reported by glibc as "No such file or directory". The ELF header and the program
   headers (a few hundred bytes) answer both, with a reason.
+- :func:`object_problem`: the same question for a relocatable object a link will read:
+  one cut short fails every link with a message that names neither the file nor a fix
+  (gold: "internal error in find_view"). Its header and section table answer it.
 - :func:`symbols`, :func:`imported_symbols`, :func:`needed_libraries`: the symbol tables
   and ``DT_NEEDED`` entries. A file that is no ELF file, or whose tables do not fit in
   it, yields None, and the caller lets the real tool (dlopen, ld) say what is wrong.
@@ -33,16 +36,17 @@ __all__ = [
     "imported_symbols",
     "library_problem",
     "needed_libraries",
+    "object_problem",
     "symbols",
 ]
 
 _ELF_MAGIC = b"\x7fELF"
-_ET_DYN = 3
+_ET_REL, _ET_DYN = 1, 3
 _PT_LOAD = 1
-_SHT_SYMTAB, _SHT_DYNAMIC, _SHT_DYNSYM = 2, 6, 11
+_SHT_SYMTAB, _SHT_DYNAMIC, _SHT_NOBITS, _SHT_DYNSYM = 2, 6, 8, 11
 _DT_NEEDED = 1
 _MAX_TABLE = 1 << 28  # 256 MiB: larger is no table worth reading here
-_ET_NAMES = {1: "an object file (.o)", 2: "an executable", 4: "a core dump"}
+_ET_NAMES = {1: "an object file (.o)", 2: "an executable", 3: "a shared library", 4: "a core dump"}
 _MACHINES = {
     2: "SPARC",
     3: "x86",
@@ -198,16 +202,9 @@ class _Elf:
 
     def load_problem(self) -> str | None:
         """Why this process cannot load the file as a shared library, or None."""
-        if self.problem is not None:
-            return self.problem
-        host, this = _host(), (self.machine, self.elf_class, self.data_order)
-        if host is not None and this != host:
-            return (
-                f"built for another CPU: {_describe(*this)}; this process runs on "
-                f"{_describe(*host)}"
-            )
-        if self.type != _ET_DYN:
-            return f"not a shared library: {_ET_NAMES.get(self.type, f'ELF type {self.type}')}"
+        problem = self._kind_problem(_ET_DYN, "a shared library")
+        if problem is not None:
+            return problem
         need = self.phoff + self.phnum * self.phentsize
         if self.shoff:
             need = max(need, self.shoff + self.shnum * self.shentsize)
@@ -222,9 +219,51 @@ class _Elf:
                 fields = struct.unpack_from(self.order + entry, table, index * self.phentsize)
                 if fields[0] == _PT_LOAD:
                     need = max(need, fields[offset_at] + fields[filesz_at])
+        return self._truncated(need, "segments")
+
+    def link_problem(self) -> str | None:
+        """Why a link cannot read the file as a relocatable object for this CPU, or None:
+        its section table and every section with data in the file must fit in it (an
+        assembler writes the table last, so any cut shows)."""
+        problem = self._kind_problem(_ET_REL, "a relocatable object")
+        if problem is not None:
+            return problem
+        entry = _SECTION[self.elf_class]
+        count = self.shnum
+        if count == 0 and self.shoff:  # more than 0xff00 sections: section 0 holds the count
+            first = self.read(self.shoff, struct.calcsize(entry))
+            count = struct.unpack_from(self.order + entry, first)[5] if first else 1
+        need = self.shoff + count * self.shentsize
+        if not self.shoff or self.shentsize != struct.calcsize(entry):
+            return f"malformed ELF section headers ({count} of {self.shentsize} bytes)"
+        if need <= self.size:
+            table = self.read(self.shoff, count * self.shentsize)
+            if table is None:
+                return f"malformed ELF section headers ({count} of {self.shentsize} bytes)"
+            # (name, type, flags, addr, offset, size, ...): NOBITS (.bss) has no bytes here.
+            for fields in struct.iter_unpack(self.order + entry, table):
+                if fields[1] != _SHT_NOBITS:
+                    need = max(need, fields[4] + fields[5])
+        return self._truncated(need, "sections")
+
+    def _kind_problem(self, wanted: int, kind: str) -> str | None:
+        """Why the file is no ``kind`` (ELF type ``wanted``) for this CPU, or None."""
+        if self.problem is not None:
+            return self.problem
+        host, this = _host(), (self.machine, self.elf_class, self.data_order)
+        if host is not None and this != host:
+            return (
+                f"built for another CPU: {_describe(*this)}; this process runs on "
+                f"{_describe(*host)}"
+            )
+        if self.type != wanted:
+            return f"not {kind}: {_ET_NAMES.get(self.type, f'ELF type {self.type}')}"
+        return None
+
+    def _truncated(self, need: int, parts: str) -> str | None:
         if need > self.size:
             return (
-                f"truncated: the file has {self.size} bytes but its headers and segments need "
+                f"truncated: the file has {self.size} bytes but its headers and {parts} need "
                 f"{need} (a write or copy was cut short)"
             )
         return None
@@ -256,18 +295,29 @@ def _host() -> tuple[int, int, int] | None:
     return None
 
 
-# Files found sound, by (device, inode, size, mtime, ctime): any write changes mtime or
-# ctime, so a hit means the same bytes. Keeps a warm JIT load to one fstat for this check.
-_sound: dict[tuple[int, int, int, int, int], None] = {}
+# Files found sound, by (device, inode, size, mtime, ctime, kind): any write changes mtime
+# or ctime, so a hit means the same bytes. Keeps a warm JIT load to one fstat for this check.
+_sound: dict[tuple[int, int, int, int, int, bool], None] = {}
 _SOUND_MAX = 1024
 
 
 def library_problem(fd: int, st: os.stat_result) -> str | None:
     """Why the regular file open as ``fd`` (``st`` its fstat) cannot be loaded, or None."""
-    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return _checked(fd, st, relocatable=False)
+
+
+def object_problem(fd: int, st: os.stat_result) -> str | None:
+    """Why the regular file open as ``fd`` (``st`` its fstat) is no whole relocatable
+    object for this CPU (what a link reads), or None."""
+    return _checked(fd, st, relocatable=True)
+
+
+def _checked(fd: int, st: os.stat_result, *, relocatable: bool) -> str | None:
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, relocatable)
     if identity in _sound:
         return None
-    problem = _Elf(fd, st.st_size).load_problem()
+    elf = _Elf(fd, st.st_size)
+    problem = elf.link_problem() if relocatable else elf.load_problem()
     if problem is None:
         if len(_sound) >= _SOUND_MAX:
             _sound.clear()

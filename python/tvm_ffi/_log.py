@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["caller", "get_logger", "logging_enabled"]
+__all__ = ["caller", "get_logger", "logging_enabled", "warn"]
 
 
 def get_logger(name: str = "tvm_ffi") -> Any:
@@ -33,10 +33,23 @@ def logging_enabled(name: str, level: int) -> bool:
 def caller() -> str:
     """``file:line`` of the nearest frame outside this package: who asked for the build."""
     frame = sys._getframe(1)
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        # contextlib: the build runs in a generator-based context manager of ours.
-        if module != "contextlib" and not (module == "tvm_ffi" or module.startswith("tvm_ffi.")):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    while frame is not None and _ours(frame):
         frame = frame.f_back
-    return "?"
+    return "?" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def warn(message: str, category: type[Warning] = RuntimeWarning) -> None:
+    """``warnings.warn`` shown at the nearest frame outside this package (the user's call
+    of load_inline, build_inline, ...), the one :func:`caller` names."""
+    import warnings
+
+    frame, level = sys._getframe(1), 2
+    while frame is not None and _ours(frame):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _ours(frame: Any) -> bool:
+    module = frame.f_globals.get("__name__", "")
+    # contextlib: the build runs in a generator-based context manager of ours.
+    return module == "contextlib" or module == "tvm_ffi" or module.startswith("tvm_ffi.")

@@ -51,3 +51,36 @@ def test_what_it_does_not_read_is_none(tmp_path):
     for name in ("text", "cut", "fifo", "missing"):
         assert _elf.symbols(tmp_path / name, dynamic=False) is None, name
         assert _elf.needed_libraries(tmp_path / name) is None, name
+
+
+def _object_problem(path) -> str | None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return _elf.object_problem(fd, os.fstat(fd))
+    finally:
+        os.close(fd)
+
+
+def test_object_problem_sees_every_cut(tmp_path):
+    """A relocatable object cut short anywhere is refused with the size it needs: a link
+    of it failed with gold's "internal error in find_view", naming neither file nor fix."""
+    if shutil.which("as") is None:
+        pytest.skip("needs binutils' as")
+    (tmp_path / "probe.s").write_text(SOURCE)
+    subprocess.run(["as", "-o", "probe.o", "probe.s"], cwd=tmp_path, check=True)
+    data = (tmp_path / "probe.o").read_bytes()
+    assert _object_problem(tmp_path / "probe.o") is None
+    cut = tmp_path / "cut.o"
+    for size in range(len(data)):
+        cut.write_bytes(data[:size])
+        assert _object_problem(cut) is not None, size
+    cut.write_bytes(data[:-1])
+    assert _object_problem(cut) == (
+        f"truncated: the file has {len(data) - 1} bytes but its headers and sections need "
+        f"{len(data)} (a write or copy was cut short)"
+    )
+    cut.write_bytes(b"")
+    assert _object_problem(cut) == "the file is empty"
+    import tvm_ffi._core
+
+    assert _object_problem(tvm_ffi._core.__file__) == "not a relocatable object: a shared library"

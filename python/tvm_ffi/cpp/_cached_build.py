@@ -15,9 +15,9 @@ import dataclasses
 import hashlib
 import os
 import sys
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import tvm_ffi
 
@@ -61,6 +61,7 @@ class CacheEntry:
     ninja_text: str  # build.ninja: every flag, tool path and target arch of the build
     name: str  # the entry's directory under the cache root: <stem><kind>_<key>
     library: str  # the published file in it: <stem>.so, or <stem>.o for output="x.o"
+    linker: _toolchain.Linker | None  # the faster linker of its link, if any
 
     def path(self, root: Path) -> Path:
         return root / self.name / self.library
@@ -124,10 +125,15 @@ def _links_cudart(spec: Spec, root: Path | None) -> bool:
     return install is not None and install.cudart is not None
 
 
-def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str]]]:
-    """The ninja plan, and the toolchain (label, path) pairs whose identity keys the build.
+def _plan(
+    spec: Spec, root: Path, *, default_linker: bool = False
+) -> tuple[_ninja.BuildPlan, list[tuple[str, str]], _toolchain.Linker | None]:
+    """The ninja plan, the toolchain (label, path) pairs whose identity keys the build,
+    and the faster linker the link uses (None: the compiler's default, or no link).
 
-    ``root`` (the cache root) lets the detected GPU architectures be remembered there."""
+    ``root`` (the cache root) lets the detected GPU architectures be remembered there.
+    ``default_linker``: the compiler's default linker whatever the automatic choice (a
+    retry after that choice failed, see _linking)."""
     include_dir = _hit_index.include_dir()
     cxx = str(_toolchain.find_cxx())
     tools = [("cxx", cxx)]
@@ -167,12 +173,15 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
     # iostreams crash on the other runtime's locale tables (docs/dev/cxx_runtime.md).
     ldflags = ["-Wl,-z,defs", "-Wl,--exclude-libs,ALL", *ldflags, "-ldl", "-pthread"]
     # The faster linker only where no linker option of the user's is passed on: those are
-    # written for the compiler's default (gold has no -z undefs, for one).
+    # written for the compiler's default (gold has no -z undefs, for one). An object
+    # output is merged by the compiler's own `-r` (or not at all): no linker to choose.
     mine = not any(flag.startswith(("-Wl,", "-Xlinker", "-fuse-ld")) for flag in spec.ldflags)
-    linker = _toolchain.find_linker(cxx) if mine else None
+    linker = None
+    if mine and not spec.object_output and not default_linker:
+        linker = _toolchain.find_linker(cxx, root)
     if linker is not None:
-        ldflags.insert(0, f"-fuse-ld={linker[0]}")
-        tools.append(("linker", linker[1]))
+        ldflags.insert(0, f"-fuse-ld={linker.name}")
+        tools.append(("linker", linker.path))
     compiles = []
     if spec.inline_cpp is not None:
         compiles.append(_ninja.Compile("main.cpp", "obj/main.o", cuda=False))
@@ -189,8 +198,9 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
         obj = f"obj/{index}_{path.stem}.o"
         compiles.append(_ninja.Compile(str(path), obj, cuda=kind == "cuda", c=kind == "c"))
     # The precompiled prelude, where the package has one for this compiler (a compiler
-    # cache would refuse or only store it): GCC reads prelude.h itself if the .gch does
-    # not fit the options, so the result is the same either way.
+    # cache would refuse or only store it) and the flags are known to leave it as it was
+    # compiled: GCC reads prelude.h itself if the .gch does not fit the options it checks,
+    # so the result is the same either way.
     pch = None if launcher else _prebuilt.pch_header(cxx)
     cflags = list(spec.cflags)
     if pch is not None:
@@ -240,18 +250,19 @@ def _plan(spec: Spec, root: Path) -> tuple[_ninja.BuildPlan, list[tuple[str, str
             std, *base, *include_flags, *first,
             "-include", _host_cuda.HOST_HEADER_NAME, *host_cflags,
         ]  # fmt: skip
-    return plan, tools
+    return plan, tools, linker
 
 
 def _with_pch(flags: list[str], pch: Path) -> list[str]:
     """``flags`` with the load_inline prelude's ``-include`` pairs replaced by ``pch``,
     first (a precompiled header must be the first thing included); ``flags`` as they are
-    when they do not hold the whole prelude."""
+    when they do not hold the whole prelude, or hold a flag not known to leave the
+    prelude as it was precompiled (see _prebuilt.pch_flags_fit)."""
     prelude = list(PRELUDE_FLAGS)
     for index in range(len(flags) - len(prelude) + 1):
         if flags[index : index + len(prelude)] == prelude:
             rest = flags[:index] + flags[index + len(prelude) :]
-            return ["-include", str(pch), *rest]
+            return ["-include", str(pch), *rest] if _prebuilt.pch_flags_fit(rest) else flags
     return flags
 
 
@@ -265,7 +276,7 @@ def _key(
     hasher = _cache.KeyHasher()
     hasher.add("recipe", _hit_index.RECIPE)
     hasher.add("version", tvm_ffi.__version__)  # looked up per call, never bound at import
-    hasher.add("headers", _hit_index.header_fingerprint(_hit_index.include_dir()))
+    hasher.add("package", _hit_index.package_fingerprint(_hit_index.include_dir()))
     # build.ninja holds every flag, include path, tool path and target arch.
     hasher.add("ninja", ninja_text)
     for label, tool in tools:
@@ -431,8 +442,7 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
                 _hit_index.record(root_fd, root, request, path, sorted(set(tools)))
             yield path
             return
-        plan, _ = _plan(spec, root)
-        ninja_text = _ninja.render(plan)
+        plan, _, linker = _plan(spec, root)
         library = plan.output.rsplit("/", 1)[-1]
     finally:
         os.close(root_fd)
@@ -446,17 +456,16 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     build_dir = Path(resolved)
     try:
         with _cache.build_lock(dir_fd, build_dir, timeout, what=repr(spec.name), verbose=verbose):
-            _remove_tmp_outputs(plan, dir_fd)
-            _run(
-                spec,
-                plan,
-                ninja_text,
-                dir_fd,
-                build_dir,
-                verbose,
-                "build_directory given: ninja rebuilds what changed",
-                cold=False,
-            )
+
+            def attempt(default_linker: bool) -> None:
+                nonlocal plan
+                if default_linker:
+                    plan = _plan(spec, root, default_linker=True)[0]
+                _remove_tmp_outputs(plan, dir_fd)
+                why = "build_directory given: ninja rebuilds what changed"
+                _run(spec, plan, _ninja.render(plan), dir_fd, build_dir, verbose, why, cold=False)
+
+            _linking(spec, linker, attempt)
             _cache.publish(dir_fd, plan.output, library, replace=True)
             yield build_dir / library
     finally:
@@ -464,13 +473,20 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
 
 
 def _entry(
-    spec: Spec, root: Path, kind: str, tools_out: list[str], sources: Sequence[tuple[str, str]] = ()
+    spec: Spec,
+    root: Path,
+    kind: str,
+    tools_out: list[str],
+    sources: Sequence[tuple[str, str]] = (),
+    *,
+    default_linker: bool = False,
 ) -> CacheEntry:
     """The cache entry of ``spec``, named ``<stem><kind>_<key>``; adds the tools of its key
     to ``tools_out``.
     ``sources``: generated ``(file, text)`` C++ translation units the entry compiles
-    instead of the spec's (the launcher runtime's, see _launcher)."""
-    plan, tools = _plan(spec, root)
+    instead of the spec's (the launcher runtime's, see _launcher). ``default_linker``:
+    see _plan."""
+    plan, tools, linker = _plan(spec, root, default_linker=default_linker)
     if sources:
         plan.sources = list(sources)
         plan.compiles = [
@@ -481,7 +497,7 @@ def _entry(
     ninja_text = _ninja.render(plan)
     key = _key(spec, ninja_text, tools, root, plan.sources)
     library = plan.output.rsplit("/", 1)[-1]
-    return CacheEntry(spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library)
+    return CacheEntry(spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library, linker)
 
 
 def _indexable(path: Path) -> bool:
@@ -629,6 +645,43 @@ def _log_hit(path: str | Path, how: str) -> None:
 
 
 def _cached(entry: CacheEntry, root: Path, root_fd: int, timeout: float, verbose: bool) -> Path:
+    """The library of ``entry``: found, or built and published under the entry's lock;
+    when the link with the automatic faster linker fails, that of the entry built with the
+    compiler's default linker (see _linking)."""
+
+    def attempt(default_linker: bool) -> Path:
+        if default_linker:  # the same build, keyed as what it now is: linked by default
+            spec, sources = entry.spec, entry.plan.sources
+            retry = _entry(spec, root, "", [], sources, default_linker=True)
+            return _found_or_built(retry, root, root_fd, timeout, verbose)
+        return _found_or_built(entry, root, root_fd, timeout, verbose)
+
+    return _linking(entry.spec, entry.linker, attempt)
+
+
+_T = TypeVar("_T")
+
+
+def _linking(spec: Spec, linker: _toolchain.Linker | None, attempt: Callable[[bool], _T]) -> _T:
+    """``attempt(False)``, a build whose link uses ``linker``. A faster linker must never
+    turn a working build into a failing one: when the link with the automatic choice
+    fails, ``attempt(True)`` builds with the compiler's default linker, and once that
+    works the process keeps to the default (one warning). Its failure is the build's own
+    error (the user's code, not the linker), raised as it is."""
+    try:
+        return attempt(False)
+    except _build.BuildError as err:
+        if not _toolchain.may_fall_back(linker, err.command):
+            raise
+        headline = str(err).split("\n", 1)[0]
+        result = attempt(True)
+        _toolchain.fall_back(linker, f"linking {spec.name!r}: {headline}")
+        return result
+
+
+def _found_or_built(
+    entry: CacheEntry, root: Path, root_fd: int, timeout: float, verbose: bool
+) -> Path:
     """The library of ``entry``: found, or built and published under the entry's lock."""
     found = _lookup(root_fd, root, entry, verbose)
     if found is not None:
@@ -648,14 +701,13 @@ def _cached(entry: CacheEntry, root: Path, root_fd: int, timeout: float, verbose
             if problem is None:  # another process built it while we waited
                 _log_hit(path, "built by another process while this one waited")
                 return path
+            what = "object file" if library.endswith(".o") else "library"
             if problem:
-                warnings.warn(
-                    f"tvm_ffi.cpp: the cached library {path} is damaged ({problem}); rebuilding it",
-                    RuntimeWarning,
-                    stacklevel=_user_stacklevel(),  # the caller of load_inline/build_inline
+                _log.warn(
+                    f"tvm_ffi.cpp: the cached {what} {path} is damaged ({problem}); rebuilding it"
                 )
             _cache.clean_entry(dir_fd)  # a damaged library, leftovers of a killed build
-            why = "the cached library is damaged" if problem else "not in the cache"
+            why = f"the cached {what} is damaged" if problem else "not in the cache"
             _run(spec, plan, entry.ninja_text, dir_fd, entry_dir, verbose, why)
             problem = _hit_index.library_problem(dir_fd, plan.output)
             if problem:
@@ -678,18 +730,6 @@ def _cached_privately(
         entry.spec.api, entry.spec.name, root, entry.name, err.strerror, private,
     )  # fmt: skip
     return _cached(entry, private, private_fd, timeout, verbose)
-
-
-def _user_stacklevel() -> int:
-    """The ``stacklevel`` that makes a warning issued by our caller name the first frame
-    outside this package (the user's call of load_inline, build_inline, ...)."""
-    here = os.path.dirname(__file__)
-    frame, level = sys._getframe(2), 2
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(here) or frame.f_code.co_filename == contextlib.__file__
-    ):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def build_library(spec: Spec, build_directory: str | os.PathLike | None, verbose: bool) -> Path:

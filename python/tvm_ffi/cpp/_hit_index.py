@@ -8,9 +8,10 @@ So every build or full lookup leaves a record under ``<cache root>/hits/``, name
 hash of the request alone: the spec (sources, file contents, flags, images), the package
 and recipe, and the environment variables the discovery reads. The record names the
 entry and what the request's key was made of beyond that: the tools' paths (as found
-and resolved) with their size and mtime, and the package headers' fingerprint. A lookup
-that finds the record, sees the same tools and headers, and a sound library, loads it;
-anything else goes the full way (which writes a new record).
+and resolved) with their size and mtime, and the fingerprint of the package's headers
+and prebuilt files. A lookup that finds the record, sees the same tools and package
+files, and a sound library, loads it; anything else goes the full way (which writes a
+new record).
 
 What the index cannot see: a compiler that appears earlier on an unchanged ``PATH`` (the
 tools it names are checked, not searched again). Records are written atomically under
@@ -31,6 +32,7 @@ import tvm_ffi
 from .. import config
 from .._elf import file_kind
 from .._elf import library_problem as elf_problem
+from .._elf import object_problem as elf_object_problem
 from . import _cache
 
 # A fresh process's hit does not import pathlib (with re, urllib, ...): paths are str here.
@@ -42,11 +44,11 @@ __all__ = [
     "RECIPE",
     "file_stamp",
     "find",
-    "header_fingerprint",
     "include_dir",
     "library_problem",
     "linked_files",
     "lookup",
+    "package_fingerprint",
     "published_library",
     "record",
     "request_key",
@@ -101,28 +103,44 @@ def _include_str() -> str:
     return found
 
 
-def header_fingerprint(include: str | os.PathLike[str]) -> str:
-    """Size and mtime of every package header (once per process): the package version
-    covers released headers; this also catches edits in a development checkout."""
-    memo_key = f"headers:{include}"
+def package_fingerprint(include: str | os.PathLike[str]) -> str:
+    """Size and mtime of every package header, and size, mtime and inode of every file
+    the package build compiled (``tvm_ffi/lib/``: the core library, and what the JIT
+    takes instead of compiling it, the launcher object and the precompiled prelude; see
+    _prebuilt), once per process. The package version covers released files; this also
+    catches edits in a development checkout, and a compiled file replaced with the
+    headers unchanged (a rebuilt package, a copy that kept the mtime: a new inode). Not
+    the ctime: an installer that hard-links one file into several environments changes
+    it, and every cache key with it."""
+    memo_key = f"package:{include}"
     found = _memo.get(memo_key)
     if found is None:
-        # scandir, one line per file, one hash update: on a fresh process's cache hit
-        # this walk is a good part of the lookup. Directory links are not descended (as
-        # os.walk does); a link's target is what is stamped.
-        lines = []
-        pending = [os.path.join(include, "tvm", "ffi")]
-        while pending:
-            with os.scandir(pending.pop()) as scan:
-                entries = sorted(scan, key=lambda entry: entry.name)
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                else:
-                    st = entry.stat()
-                    lines.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}\n")
+        lines: list[str] = []
+        _stamp_tree(os.path.join(os.path.dirname(tvm_ffi.__file__), "lib"), lines, inode=True)
+        _stamp_tree(os.path.join(include, "tvm", "ffi"), lines, inode=False)
         found = _memo[memo_key] = _cache.sha256("".join(lines).encode()).hexdigest()
     return found
+
+
+def _stamp_tree(top: str, lines: list[str], *, inode: bool) -> None:
+    """A line per file under ``top`` (none if it is missing): path, size, mtime (and
+    inode). scandir, one line per file, one hash update: on a fresh process's cache hit
+    this walk is a good part of the lookup. Directory links are not descended (as os.walk
+    does); a link's target is what is stamped."""
+    pending = [top]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except FileNotFoundError:  # an install without compiled files
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            else:
+                st = entry.stat()
+                line = f"{entry.path}:{st.st_size}:{st.st_mtime_ns}"
+                lines.append(f"{line}:{st.st_ino}\n" if inode else f"{line}\n")
 
 
 def _feed(hasher: _cache.KeyHasher, label: str, value: object) -> None:
@@ -188,13 +206,14 @@ def file_stamp(path: str) -> str:
 
 def record(root_fd: int, root: Path, request: str, entry: Path, tools: list[str]) -> None:
     """Remember that ``request`` is ``entry``'s library (a path under ``root``, open as
-    ``root_fd``), built with ``tools`` and the current package headers.
+    ``root_fd``), built with ``tools`` and the current package files (see
+    :func:`package_fingerprint`).
 
     No fsync: a record lost or emptied by a crash only sends the next lookup the full way.
     A record that cannot be written (a full disk) is skipped the same way."""
     lines = [
         str(entry.relative_to(root)),
-        header_fingerprint(_include_str()),
+        package_fingerprint(_include_str()),
         *(file_stamp(tool) for tool in tools),
     ]
     data = ("\n".join(lines) + "\n").encode()
@@ -223,9 +242,10 @@ _SHORTAGES = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
 
 
 def library_problem(dir_fd: int, relpath: str) -> str | None:
-    """Why the library at ``relpath`` under the directory cannot be loaded; None if it
-    can, "" when there is none. No symbolic link on the way is followed. OSError when the
-    process is out of descriptors or memory (that is no reason to rebuild)."""
+    """Why the library at ``relpath`` under the directory cannot be loaded (a ``.o``: why
+    a link cannot read it, see :func:`tvm_ffi._elf.object_problem`); None if it can, ""
+    when there is none. No symbolic link on the way is followed. OSError when the process
+    is out of descriptors or memory (that is no reason to rebuild)."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         with _cache.parent_of(dir_fd, relpath, create=False) as (parent, name):
@@ -246,16 +266,16 @@ def library_problem(dir_fd: int, relpath: str) -> str | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return f"not a regular file ({file_kind(st.st_mode)})"
-        if relpath.endswith(".o"):  # output="x.o": a relocatable object, never loaded here
-            return None if st.st_size > 0 else "an empty file"
+        if relpath.endswith(".o"):  # a relocatable object (output="x.o", an entry the link
+            return elf_object_problem(fd, st)  # reads): never loaded, but linked
         return elf_problem(fd, st)
     finally:
         os.close(fd)
 
 
 def lookup(request: str, verbose: bool) -> str | None:
-    """The library recorded for ``request`` if its tools and headers are unchanged and the
-    library is sound; else None (then the caller builds or looks up the full way)."""
+    """The library recorded for ``request`` if its tools and package files are unchanged
+    and the library is sound; else None (then the caller builds or looks up the full way)."""
     root, root_fd = _cache.open_cache_root_str()
     try:
         try:
@@ -271,7 +291,7 @@ def lookup(request: str, verbose: bool) -> str | None:
         relpath, headers, *tools = text.splitlines()
         if ".." in relpath.split("/") or relpath.startswith("/"):
             return None
-        if headers != header_fingerprint(_include_str()):
+        if headers != package_fingerprint(_include_str()):
             return None
         for stamp in tools:
             try:

@@ -17,14 +17,19 @@ the prelude headers. The package build (``setup.py``) therefore leaves in
 - ``ninja_launch``: starts ninja for a build (see ``src/jit/ninja_launch.c``), in place of
   a Python interpreter that would cost about 15 ms more per build step.
 - ``prebuilt.json``: what they were built from (the headers' digest, the compiler, the
-  flags), and the fastest linker (``LINKERS``) with which that compiler linked
-  ``cuda_launcher.o`` into a library: a linker on ``PATH`` may still fail with a given
-  compiler (gold cannot read some GCC installs' ``libstdc++.so``), so it is tried once,
-  there, rather than by every user's first build.
+  flags, the text the precompiled prelude holds and its size), and the fastest linker
+  (``LINKERS``) with which that compiler linked ``cuda_launcher.o`` into a library: a
+  linker on ``PATH`` may still fail with a given compiler (gold cannot read some GCC
+  installs' ``libstdc++.so``), so it is tried once, there, rather than by every user's
+  first build (and a build checks it again where it uses it, see
+  ``_toolchain.find_linker``).
 
 A build uses them only when the package headers still have that digest (an editable
-checkout whose headers were edited since falls back to compiling in the cache), and the
-precompiled header and the linker only with the compiler that built them.
+checkout whose headers were edited since falls back to compiling in the cache), the
+precompiled header and the linker only with the compiler that built them, the
+precompiled header only for the prelude text it was compiled from and with flags known
+to leave it as it is (:func:`pch_flags_fit`), and the launcher object only with flags
+known to leave it as it is (:func:`launcher_flags_fit`).
 
 This module (like ``_spec``, which holds the prelude) has no package-relative imports at
 module level: ``setup.py`` loads it by path.
@@ -52,7 +57,9 @@ __all__ = [
     "launcher_flags_fit",
     "linker",
     "ninja_launch",
+    "pch_flags_fit",
     "pch_header",
+    "pch_identity",
     "prelude_text",
     "read_stamp",
 ]
@@ -101,37 +108,49 @@ def headers_digest(include_dir: str | os.PathLike[str]) -> str:
     return hasher.hexdigest()
 
 
-# Flags that leave the launcher runtime's code and ABI as the prebuilt object has them.
-_NEUTRAL = ("-fPIC", "-fpic", "-fvisibility=hidden", "-pipe", "-pthread", "-w")
-_NEUTRAL_PREFIXES = ("-O", "-g", "-std=c++", "-std=gnu++")
-# Macro names the package's headers or the C++ library may read.
-_RESERVED_MACROS = ("_", "TVM_FFI", "DLPACK", "CUDA", "CU_")
+# Flags known to leave what was compiled ahead as it is: the launcher object's code and
+# ABI, the precompiled prelude's declarations and layouts. An allow-list: whatever else a
+# user passes (a code generation or layout option, -I, -include, a flag new to us) may not.
+_NEUTRAL = ("-fPIC", "-fpic", "-fvisibility=hidden", "-H", "-pipe", "-pthread", "-w")
+_NEUTRAL_PREFIXES = (
+    "-O", "-g", "-std=c++", "-std=gnu++", "-fdiagnostics-", "-fmessage-length=",
+)  # fmt: skip
 
 
-def _macro_is_neutral(definition: str) -> bool:
-    name = definition.split("=", 1)[0]
-    return bool(name) and not name.startswith(_RESERVED_MACROS)
-
-
-def launcher_flags_fit(flags: list[str]) -> bool:
-    """Whether a module whose (host) flags beyond the defaults are ``flags`` may link the
-    prebuilt launcher object: optimisation, debug info, warnings, a C++ standard and
-    macros of the user's own leave the launcher as it is; anything else (another C++
-    library ABI, code generation options) compiles the runtime with the module's flags."""
+def _neutral(flags: list[str], *, macros: bool) -> bool:
+    """Whether every flag of ``flags`` is in the allow-list (also -W warnings); ``macros``:
+    also -D and -U."""
     words = iter(flags)
     for flag in words:
-        if flag in ("-D", "-U"):
-            value = next(words, "")
-            if not _macro_is_neutral(value):
+        if flag.startswith(("-D", "-U")):
+            if not macros:
                 return False
-        elif flag.startswith(("-D", "-U")):
-            if not _macro_is_neutral(flag[2:]):
-                return False
+            if flag in ("-D", "-U"):
+                next(words, None)
         elif flag.startswith("-W") and not flag.startswith(("-Wl,", "-Wa,", "-Wp,")):
             continue
         elif flag not in _NEUTRAL and not flag.startswith(_NEUTRAL_PREFIXES):
             return False
     return True
+
+
+def launcher_flags_fit(flags: list[str]) -> bool:
+    """Whether a module whose (host) flags beyond the defaults are ``flags`` may link the
+    prebuilt launcher object: optimisation, debug info, warnings and a C++ standard leave
+    the launcher as it is. Anything else compiles the runtime with the module's flags:
+    another C++ library ABI, code generation options, and any macro, which may rename
+    what the launcher defines (``-Dtvm=tvm_v2``) or change a header it includes."""
+    return _neutral(flags, macros=False)
+
+
+def pch_flags_fit(flags: list[str]) -> bool:
+    """Whether a translation unit whose flags beyond the defaults are ``flags`` may read
+    the precompiled prelude. GCC checks the macros (-D, -U and those an option defines:
+    -std, -g, -O0, -fno-rtti) and the -m target options against the ones it was built
+    with, and reads ``prelude.h`` itself on a mismatch; it does not check every option
+    that changes a layout (``-fpack-struct``, ``-funsigned-char``, ``-fshort-enums``,
+    ...), so only the allow-list may use it."""
+    return _neutral(flags, macros=True)
 
 
 def read_stamp(folder: str | os.PathLike[str]) -> dict | None:
@@ -192,15 +211,32 @@ def linker(compiler: str | os.PathLike[str]) -> str | None:
     return name if name in dict(LINKERS) else None
 
 
+def pch_identity(text: str, gch_size: int) -> dict:
+    """What ``prebuilt.json`` records of a precompiled prelude: the digest of the text it
+    was compiled from and its size. GCC takes ``prelude.h.gch`` for ``prelude.h`` by its
+    name alone, whatever text it was compiled from."""
+    return {"pch_source": hashlib.sha256(text.encode()).hexdigest(), "pch_size": gch_size}
+
+
 def pch_header(compiler: str | os.PathLike[str]) -> Path | None:
     """``prelude.h`` when its precompiled form was built by ``compiler`` with the
-    package's current headers, else None."""
+    package's current headers, from the prelude the JIT includes now (the text that
+    ``prebuilt.json`` records, which is also ``prelude.h``'s), else None."""
     found = _built_by(compiler)
     if found is None or not found[1].get("pch"):
         return None
-    folder = found[0]
+    from ._spec import PRELUDE_INCLUDES
+
+    folder, stamp = found
     header = folder / PCH_HEADER
-    return header if (folder / (PCH_HEADER + ".gch")).is_file() else None
+    text = prelude_text(PRELUDE_INCLUDES)
+    try:
+        on_disk = header.read_text(encoding="utf-8")
+        size = os.stat(folder / (PCH_HEADER + ".gch")).st_size
+    except (OSError, ValueError):
+        return None
+    recorded = {key: stamp.get(key) for key in ("pch_source", "pch_size")}
+    return header if on_disk == text and recorded == pch_identity(text, size) else None
 
 
 def ninja_launch() -> str | None:

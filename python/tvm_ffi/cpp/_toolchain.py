@@ -12,6 +12,7 @@ spawns a compiler.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
@@ -23,6 +24,8 @@ from .. import _cuda_toolkit
 from .._private_dir import replace_atomically
 
 __all__ = [
+    "Linker",
+    "fall_back",
     "find_cuda_home",
     "find_cuda_tool",
     "find_cxx",
@@ -30,6 +33,7 @@ __all__ = [
     "find_linker",
     "find_ninja",
     "launcher_handles_nvcc",
+    "may_fall_back",
     "tool_identity",
 ]
 
@@ -141,8 +145,18 @@ def find_launcher() -> list[str]:
 _LINKER_ENV = "TVM_FFI_LINKER"
 
 
+@dataclasses.dataclass(frozen=True)
+class Linker:
+    """The linker a link passes as ``-fuse-ld=<name>`` (None stands for the compiler's
+    default, GNU ld)."""
+
+    name: str  # mold, lld or gold
+    path: str  # the binary found on PATH: its identity keys the link
+    automatic: bool  # the package's choice, not TVM_FFI_LINKER's: it may fall back
+
+
 @functools.cache
-def _chosen_linker(env_linker: str, search_path: str | None) -> tuple[str, str] | None:
+def _chosen_linker(env_linker: str, search_path: str | None) -> Linker | None:
     from ._prebuilt import LINKERS
 
     wanted = env_linker.strip()
@@ -157,22 +171,65 @@ def _chosen_linker(env_linker: str, search_path: str | None) -> tuple[str, str] 
     found = shutil.which(binaries[wanted], path=search_path)
     if not found:
         raise RuntimeError(f"{_LINKER_ENV}={env_linker!r}: {binaries[wanted]} not found on PATH")
-    return wanted, found
+    return Linker(wanted, found, automatic=False)
 
 
-def find_linker(cxx: str | os.PathLike[str]) -> tuple[str, str] | None:
-    """``(name, path)`` of the linker for ``-fuse-ld=<name>``, or None for the compiler's
-    default (GNU ld). ``TVM_FFI_LINKER`` (mold, lld, gold, bfd) decides; else the fastest
-    one the package build linked with when ``cxx`` built it (a small module links about
-    twice as fast with gold as with GNU ld; mold and lld are faster still)."""
+# The automatic linkers that failed in this process (see fall_back): it links with the
+# compiler's default from then on, and says so once.
+_fallen_back: set[str] = set()
+
+
+def find_linker(cxx: str | os.PathLike[str], cache_root: Path) -> Linker | None:
+    """The linker for a link with ``cxx``, or None for the compiler's default (GNU ld).
+    ``TVM_FFI_LINKER`` (mold, lld, gold, bfd) decides; else the fastest one the package
+    build linked with when ``cxx`` built it (a small module links about twice as fast with
+    gold as with GNU ld; mold and lld are faster still).
+
+    That choice was tried where the package was built: here, ``PATH`` may find another
+    binary of that name. It is used only if it tells its version (which keys the link),
+    and not after it failed a link of this process; otherwise :func:`fall_back` says why
+    and the default is used."""
     env = os.environ
     if _LINKER_ENV in env:
         return _chosen_linker(env[_LINKER_ENV], env.get("PATH"))
     from ._prebuilt import LINKERS, linker
 
     name = linker(cxx)
-    found = shutil.which(dict(LINKERS)[name], path=env.get("PATH")) if name else None
-    return (name, found) if name and found else None
+    if name is None or name in _fallen_back:
+        return None
+    found = shutil.which(dict(LINKERS)[name], path=env.get("PATH"))
+    if found is None:
+        return None
+    choice = Linker(name, found, automatic=True)
+    try:
+        tool_identity(Path(found), cache_root)  # remembered: the key asks for it next
+    except RuntimeError as err:
+        fall_back(choice, f"it cannot tell its version: {err}")
+        return None
+    return choice
+
+
+def may_fall_back(linker: Linker | None, command: str) -> bool:
+    """Whether a build whose step ``command`` failed may be retried with the compiler's
+    default linker: the step is a link with the automatic choice ``linker``."""
+    if linker is None or not linker.automatic:
+        return False  # TVM_FFI_LINKER's choice is the user's: its failure is the error
+    return f"-fuse-ld={linker.name}" in command.split()
+
+
+def fall_back(linker: Linker, reason: str) -> None:
+    """Link with the compiler's default from now on in this process, instead of the
+    automatic ``linker``, which failed for ``reason``; one warning says so."""
+    if linker.name in _fallen_back:
+        return  # another build of this process said it already
+    _fallen_back.add(linker.name)
+    from .. import _log
+
+    _log.warn(
+        f"tvm_ffi.cpp: the linker {linker.name} ({linker.path}) failed ({reason}); this "
+        f"process links with the compiler's default linker instead (TVM_FFI_LINKER=bfd "
+        f"skips {linker.name}; TVM_FFI_LINKER={linker.name} makes its failure an error)"
+    )
 
 
 def launcher_handles_nvcc(launcher: list[str]) -> bool:
@@ -268,7 +325,7 @@ def _run_version(tool: str) -> str:
         proc = subprocess.run(
             [tool, "--version"], capture_output=True, text=True, timeout=120, check=False
         )
-    except OSError as err:
+    except (OSError, subprocess.TimeoutExpired) as err:
         raise RuntimeError(f"cannot run {tool} --version: {err}") from err
     if proc.returncode != 0:
         raise RuntimeError(

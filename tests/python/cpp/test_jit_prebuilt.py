@@ -56,6 +56,9 @@ def test_the_installed_package_has_current_prebuilt_files():
     assert stamp["flags"] == list(_prebuilt.BASE_FLAGS)
     if _is_gcc():  # built by the compiler the JIT uses here: its precompiled prelude fits
         assert _prebuilt.pch_header(_toolchain.find_cxx()) == folder / _prebuilt.PCH_HEADER
+        gch = folder / f"{_prebuilt.PCH_HEADER}.gch"
+        identity = _prebuilt.pch_identity(prelude, gch.stat().st_size)
+        assert {key: stamp[key] for key in identity} == identity
 
 
 @needs_cuda_headers
@@ -80,7 +83,8 @@ def test_default_flags_link_the_prebuilt_launcher(cache_dir, kind):
 @pytest.mark.parametrize(
     ("flags", "prebuilt"),
     [
-        (["-O3", "-g", "-Wall", "-DMY_TILE=4", "-std=c++20"], True),
+        (["-O3", "-g", "-Wall", "-std=c++20"], True),
+        (["-DMY_TILE=4"], False),  # a macro may rename what the launcher defines
         (["-D_GLIBCXX_USE_CXX11_ABI=0"], False),  # another std::string
         (["-DTVM_FFI_DEBUG_WITH_ABI_CHANGE"], False),  # a macro the headers may read
         (["-fno-strict-aliasing"], False),  # code generation
@@ -97,8 +101,11 @@ def test_flags_that_may_change_the_launcher_compile_it(cache_dir, flags, prebuil
 def test_flags_fit_for_the_prebuilt_launcher():
     fits = _prebuilt.launcher_flags_fit
     assert fits([])
-    assert fits(["-O3", "-g3", "-w", "-Wextra", "-Wno-unused", "-std=gnu++20", "-fPIC"])
-    assert fits(["-DMY_MACRO", "-D", "OTHER=1", "-UMINE"])
+    assert fits(["-O3", "-g3", "-w", "-Wextra", "-Wno-unused", "-std=gnu++20", "-fPIC", "-H"])
+    assert not fits(["-DMY_MACRO"])  # an allow-list: no macro of the user's is known safe
+    assert not fits(["-D", "OTHER=1"])
+    assert not fits(["-UMINE"])
+    assert not fits(["-Dtvm=tvm_v2"])
     assert not fits(["-D", "_GLIBCXX_ASSERTIONS"])
     assert not fits(["-DTVM_FFI_ANYTHING=1"])
     assert not fits(["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"])
@@ -106,6 +113,37 @@ def test_flags_fit_for_the_prebuilt_launcher():
     assert not fits(["-fno-rtti"])
     assert not fits(["-m32"])
     assert not fits(["-include", "mine.h"])
+    assert not fits(["-I/somewhere"])
+    assert not fits(["-fpack-struct=1"])
+    assert not fits(["--some-flag-new-to-us"])
+
+
+def test_flags_fit_for_the_precompiled_prelude():
+    """GCC checks macros and -m options against the .gch (and then reads prelude.h); a
+    layout option it does not check must keep the .gch out."""
+    fits = _prebuilt.pch_flags_fit
+    assert fits(["-O3", "-w", "-Wall", "-DMY_TILE=4", "-D", "X", "-UY", "-fPIC", "-H"])
+    for flag in ["-fpack-struct", "-fpack-struct=1", "-malign-double", "-mms-bitfields",
+                 "-fshort-enums", "-fshort-wchar", "-funsigned-char", "-fsigned-char",
+                 "-fno-exceptions", "-I/elsewhere", "-isystem", "-include", "-m32",
+                 "-fvisibility=default", "--some-flag-new-to-us"]:  # fmt: skip
+        assert not fits([flag]), flag
+
+
+@needs_cuda_headers
+def test_a_macro_that_renames_the_launcher_builds_and_loads(cache_dir):
+    """-Dtvm=tvm_v2 renames every name the wrapper asks of the launcher: the prebuilt
+    object (built without it) was once linked, and the link failed with an undefined
+    tvm_v2::ffi::CubinModule::Load."""
+    mod = cpp.load_inline(
+        "jit_renamed", cpp_sources=WRAPPER, functions=["load_bytes"],
+        embed_cubin={"kernels": PTX}, extra_cflags=["-Dtvm=tvm_v2"],
+    )  # fmt: skip
+    with pytest.raises(ValueError) as info:
+        mod.load_bytes(b"\x12\x34\x56\x78")
+    assert str(info.value).splitlines()[0] == BAD_IMAGE
+    (runtime,) = entries(cache_dir, "cuda_launcher")
+    assert "-Dtvm=tvm_v2" in ninja_value(runtime, "cflags").split()
 
 
 @needs_cuda_headers
@@ -160,6 +198,61 @@ def test_the_precompiled_prelude_is_used(cache_dir, capfd):
     assert cflags.count("-include") == 1  # the five prelude headers are in it
     err = capfd.readouterr()
     assert f"! {folder / _prebuilt.PCH_HEADER}.gch" in err.out + err.err
+
+
+LAYOUT_PROBES = {
+    # flag: (source, what a build without the precompiled prelude gives)
+    "-fpack-struct=1": ("int64_t probe() { return alignof(DLTensor); }\n", 1),
+    "-funsigned-char": (
+        "#include <limits>\nint64_t probe() { return std::numeric_limits<char>::is_signed; }\n",
+        0,
+    ),
+}
+
+
+@pytest.mark.skipif(not _is_gcc(), reason="the precompiled prelude is GCC's")
+@pytest.mark.parametrize("flag", sorted(LAYOUT_PROBES))
+def test_a_layout_flag_gcc_does_not_check_keeps_the_precompiled_prelude_out(cache_dir, flag):
+    """GCC took the .gch under -fpack-struct=1 (or -funsigned-char): the prelude's types
+    had the layout of the default flags (alignof(DLTensor) 8, not 1), unlike the same
+    build without it."""
+    source, expected = LAYOUT_PROBES[flag]
+    mod = cpp.load_inline("jit_layout", cpp_sources=source, functions=["probe"],
+                          extra_cflags=[flag])  # fmt: skip
+    assert mod.probe() == expected
+    (entry,) = entries(cache_dir, "jit_layout")
+    assert "prelude.h" not in ninja_value(entry, "cflags")
+
+
+@pytest.mark.skipif(not _is_gcc(), reason="the precompiled prelude is GCC's")
+def test_a_precompiled_prelude_of_another_text_is_not_used(tmp_path, monkeypatch):
+    """GCC takes prelude.h.gch for prelude.h by its name: prebuilt.json says which text
+    (and what size of .gch) the package build compiled, and anything else is refused."""
+    _, stamp = _prebuilt.current()
+    cxx = _toolchain.find_cxx()
+    fake = tmp_path / "jit"
+    fake.mkdir()
+    text = _prebuilt.prelude_text(_spec.PRELUDE_INCLUDES)
+    (fake / _prebuilt.PCH_HEADER).write_text(text)
+    gch = fake / f"{_prebuilt.PCH_HEADER}.gch"
+    gch.write_bytes(bytes(stamp["pch_size"]))
+    monkeypatch.setattr(_prebuilt, "_current", [(fake, stamp)])
+    assert _prebuilt.pch_header(cxx) == fake / _prebuilt.PCH_HEADER
+    gch.write_bytes(bytes(stamp["pch_size"] + 8))  # a .gch compiled from another text
+    assert _prebuilt.pch_header(cxx) is None
+    gch.write_bytes(bytes(stamp["pch_size"]))
+    (fake / _prebuilt.PCH_HEADER).write_text(text + "#include <vector>\n")
+    assert _prebuilt.pch_header(cxx) is None
+    (fake / _prebuilt.PCH_HEADER).write_text(text)
+    # The prelude changed since the package build (an editable checkout): its text is not
+    # the one the .gch holds.
+    includes = _spec.PRELUDE_INCLUDES
+    monkeypatch.setattr(_spec, "PRELUDE_INCLUDES", (*includes, "tvm/ffi/any.h"))
+    assert _prebuilt.pch_header(cxx) is None
+    monkeypatch.setattr(_spec, "PRELUDE_INCLUDES", includes)
+    older = {key: value for key, value in stamp.items() if key != "pch_source"}
+    monkeypatch.setattr(_prebuilt, "_current", [(fake, older)])  # a build that did not say
+    assert _prebuilt.pch_header(cxx) is None
 
 
 def test_no_precompiled_prelude_through_a_compiler_cache(cache_dir, tmp_path, monkeypatch):

@@ -155,7 +155,7 @@ def test_ldflags_relink_only(cache_dir):
 
 def test_header_change_rebuilds_objects_and_link(cache_dir, monkeypatch):
     _build("jit_hdr", _ptx("one"))
-    monkeypatch.setattr(_hit_index, "header_fingerprint", lambda include_dir: "edited")
+    monkeypatch.setattr(_hit_index, "package_fingerprint", lambda include_dir: "edited")
     _build("jit_hdr", _ptx("one"))
     assert len(_object_stamp(cache_dir)) == 2
     assert len(_entries(cache_dir, "jit_hdr_*")) == 2
