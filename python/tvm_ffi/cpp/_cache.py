@@ -374,8 +374,6 @@ def _log_wait(
     lock_path: Path, fd: int, waited: float, timeout: float, what: str | None, verbose: bool
 ) -> None:
     """Log the wait (INFO); the first time (``what`` given), also say it on stderr."""
-    import time
-
     from .. import _log  # a wait is slow anyway: importing logging is not
     from . import _progress
 
@@ -384,13 +382,8 @@ def _log_wait(
         "waiting for the build lock %s: %s is building the same module (waited %.0f s; "
         "timeout %g s)", lock_path, holder, waited, timeout,
     )  # fmt: skip
-    if what is not None and _progress.shown(verbose):
-        since = ""
-        if holder.endswith(")"):  # the holder's record: written when it took the lock
-            with contextlib.suppress(OSError):
-                since = " since " + time.strftime("%H:%M:%S", time.localtime(os.fstat(fd).st_mtime))
-        _progress.say(f"waiting for {holder} building {what or 'the same module'}{since} "
-                      f"(lock {lock_path})")  # fmt: skip
+    if what is not None:
+        _progress.waiting(holder, fd, what or "the same module", lock_path, verbose)
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ decides: these lines are not written. ``TVM_FFI_BUILD_QUIET=1`` silences them; v
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -28,7 +29,15 @@ from pathlib import Path
 
 from ._ninja import BuildPlan
 
-__all__ = ["ANNOUNCE_AFTER", "LONG_STEP", "QUIET_ENV", "NinjaProgress", "say", "shown"]
+__all__ = [
+    "ANNOUNCE_AFTER",
+    "LONG_STEP",
+    "QUIET_ENV",
+    "NinjaProgress",
+    "say",
+    "shown",
+    "waiting",
+]
 
 QUIET_ENV = "TVM_FFI_BUILD_QUIET"
 ANNOUNCE_AFTER = 2.0  # seconds a build without device code runs before it says so
@@ -51,6 +60,19 @@ def say(text: str) -> None:
     """Write one line to stderr, at once."""
     sys.stderr.write(f"tvm_ffi.cpp: {text}\n")
     sys.stderr.flush()
+
+
+def waiting(holder: str, lock_fd: int, what: str, lock_path: Path, verbose: bool) -> None:
+    """Say that this process waits for ``holder`` (``_cache._holder``) building ``what``.
+    The lock file's mtime is when the holder wrote its record, on taking the lock."""
+    if not shown(verbose):
+        return
+    since = ""
+    if holder.endswith(")"):  # the holder's record is there: the mtime is its own
+        with contextlib.suppress(OSError):
+            stamp = time.localtime(os.fstat(lock_fd).st_mtime)
+            since = " since " + time.strftime("%H:%M:%S", stamp)
+    say(f"waiting for {holder} building {what}{since} (lock {lock_path})")
 
 
 class NinjaProgress:
