@@ -75,8 +75,13 @@ class JitPrebuilt(Extension):
 
 
 def _load_jit_module(name: str):
+    return _load_package_module(f"cpp/{name}")
+
+
+def _load_package_module(name: str):
     # By path: the package is not importable while it is being built.
-    path = os.path.join(ROOT, "python", "tvm_ffi", "cpp", f"{name}.py")
+    path = os.path.join(ROOT, "python", "tvm_ffi", f"{name}.py")
+    name = name.replace("/", "_")
     spec = importlib.util.spec_from_file_location(f"_tvm_ffi_{name}_for_setup", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -187,10 +192,19 @@ def _run_quiet(cmd: list[str]) -> subprocess.CompletedProcess:
 
 
 class BuildPyWithData(build_py):
-    """build_py that also copies the header and CMake trees into the built package."""
+    """build_py that also copies the header and CMake trees into the built package, and
+    writes the interpreter-start hook that refuses a tvm_ffi folder shared with
+    apache-tvm-ffi (python/tvm_ffi/_mixed_install.py) beside it."""
+
+    def _pth(self) -> tuple[str, str]:
+        mixed = _load_package_module("_mixed_install")
+        return os.path.join(self.build_lib, mixed.PTH_NAME), mixed.pth_line()
 
     def run(self) -> None:
         super().run()
+        path, line = self._pth()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(line)
         for src_folder, dst_folder in DATA_TREES:
             for rel in _tree_files(src_folder):
                 target = os.path.join(self.build_lib, dst_folder, os.path.relpath(rel, src_folder))
@@ -200,6 +214,7 @@ class BuildPyWithData(build_py):
 
     def get_outputs(self, include_bytecode: bool = True) -> list[str]:
         outputs = list(super().get_outputs(include_bytecode))
+        outputs.append(self._pth()[0])
         for src_folder, dst_folder in DATA_TREES:
             for rel in _tree_files(src_folder):
                 outputs.append(

@@ -17,19 +17,14 @@ TYPE_CHECKING = False
 
 
 def _refuse_mixed_install() -> None:
-    # apache-tvm-ffi installs the same import package, `tvm_ffi`: pip puts both
-    # distributions' files in one folder, each overwriting the other's. Files only apache
-    # ships tell (both ship lib/libtvm_ffi.so); two stats keep the import cheap.
+    # apache-tvm-ffi installs the same import package, `tvm_ffi`, into the same folder (see
+    # _mixed_install.py). One stat for its marker (_mixed_install.MARKER) keeps the import
+    # cheap; the module that words the error loads only when there is one.
     here = os.path.dirname(os.path.abspath(__file__))
-    for marker in ("_ffi_api.py", "_dunder.py"):
-        if os.path.exists(os.path.join(here, marker)):
-            raise ImportError(
-                f"tvm_ffi in {here} mixes two distributions: tvm-ffi-cubin and "
-                f"apache-tvm-ffi (its {marker} is there). Both install the package `tvm_ffi` "
-                "and overwrite each other's files. Fix: `pip uninstall -y apache-tvm-ffi "
-                "tvm-ffi-cubin` then `pip install tvm-ffi-cubin` (or keep apache-tvm-ffi in "
-                "another virtual environment)."
-            )
+    if os.path.exists(os.path.join(here, "_ffi_api.py")):
+        from ._mixed_install import refuse
+
+        refuse(here)
 
 
 _refuse_mixed_install()

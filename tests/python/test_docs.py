@@ -9,6 +9,8 @@ on the nearest non-blank line before its fence:
                                    and ``-I <cuda>/include``
 * ``<!-- test: compile-cuda -->``  CUDA C++: ``nvcc -std=c++17 -c`` with the same include paths
 * ``<!-- test: cmake -->``         left to the CMake consumer tests (tests/cmake)
+* ``<!-- test: install -->``       shell: run by tests/python/test_install_with_clients.py in a
+                                   fresh virtual environment, offline, against stand-in wheels
 * ``<!-- test: skip -->``          not tested (say why in the prose)
 
 A marker may add ``requires=NAME`` (repeatable) for an external dependency: the test skips
@@ -53,7 +55,7 @@ ALLOWED = {
     # cpp "run" blocks are built and run by tests/cpp/test_core_headers.py
     "cpp": {"compile", "compile-cuda", "run", "skip"},
     "cmake": {"cmake", "skip"},
-    "shell": {None, "run", "skip", "cmake"},
+    "shell": {None, "run", "skip", "cmake", "install"},
     None: {None, "skip"},
 }
 MUST_BE_MARKED = {"python", "cpp", "cmake"}
