@@ -68,6 +68,9 @@ class Spec:
     # cudart without CUDA sources: the link of objects made from them (_cached_build._two_level).
     link_cudart: bool
     archs: list | None  # arch=: a list of _arch.Arch, None for the default choice
+    # The hit index's request key, kept by _hit_index.find so that a miss records its
+    # entry without hashing the request again; "" until then (no key is empty).
+    request: str | None = ""
 
     # Field -> default (a type is called for a fresh empty value). Read-only.
     _DEFAULTS = {  # noqa: RUF012
