@@ -65,6 +65,10 @@ std::shared_ptr<Library> LoadLibrary(const std::string& path);
  */
 bool ListExportedFunctions(const std::string& path, std::vector<std::string>* out,
                            std::string* error);
+/*! \brief The same for the `size` bytes of an ELF file at `data` (the fuzz target's entry,
+ *         tests/cpp/fuzz/fuzz_elf.cc). */
+bool ListExportedFunctions(const char* data, size_t size, std::vector<std::string>* out,
+                           std::string* error);
 
 }  // namespace tvm_ffi_py
 
