@@ -9,13 +9,14 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 
 from .._embed_names import SYMBOL_PREFIX
 from ._env import python_executable
 from ._prebuilt import ninja_launch
+from ._progress import NinjaProgress
 
 __all__ = [
     "BuildError",
@@ -231,6 +232,32 @@ def _stop_all_at_exit() -> None:
             os.killpg(pgid, signal.SIGTERM)
 
 
+def _lines(fd: int, progress: NinjaProgress | None) -> Iterator[str]:
+    """Ninja's output line by line as it comes (decoded, newlines as text mode makes them),
+    ticking ``progress`` between reads, also while ninja says nothing."""
+    import codecs
+    import io
+    import select
+
+    decoder = io.IncrementalNewlineDecoder(
+        codecs.getincrementaldecoder("utf-8")(errors="replace"), translate=True
+    )
+    pending = ""
+    while True:
+        timeout = progress.timeout() if progress is not None else None
+        if timeout is None or select.select([fd], [], [], timeout)[0]:
+            data = os.read(fd, 65536)
+            pending += decoder.decode(data, final=not data)
+            *lines, pending = pending.split("\n")
+            yield from (line + "\n" for line in lines)
+            if not data:
+                break
+        if progress is not None:
+            progress.tick()
+    if pending:
+        yield pending
+
+
 def run_ninja(
     ninja: Path,
     build_dir: Path,
@@ -240,6 +267,7 @@ def run_ninja(
     verbose: bool,
     embeds: Sequence[str] = (),
     jobs: int | None = None,
+    progress: NinjaProgress | None = None,
 ) -> str:
     """Run ninja in the directory open as ``dir_fd`` (``build_dir``); return its output.
 
@@ -248,7 +276,7 @@ def run_ninja(
     and (through the parent-death signal) when the builder is killed. With ``verbose`` the
     output (with full command lines) is streamed to stderr as it comes. ``embeds`` are the
     names of the embedded images, for the message about a missing one; ``jobs`` caps
-    ninja's parallel steps (its default: all cores).
+    ninja's parallel steps (its default: all cores); ``progress`` says what runs long.
     """
     import subprocess
 
@@ -276,8 +304,6 @@ def run_ninja(
             env=_tool_env(),
             pass_fds=(dir_fd,),
             start_new_session=True,  # its own process group, away from the terminal's Ctrl-C
-            text=True,
-            errors="replace",
         )
         if event is not None:
             _groups[proc.pid] = event
@@ -285,7 +311,9 @@ def run_ninja(
     chunks: list[str] = []
     try:
         assert proc.stdout is not None
-        for line in proc.stdout:
+        if progress is not None:
+            progress.started(proc.pid)
+        for line in _lines(proc.stdout.fileno(), progress):
             chunks.append(line)
             if verbose:
                 sys.stderr.write(line)

@@ -294,20 +294,25 @@ def private_root() -> tuple[Path, int]:
         return _private[0]
 
 
-# A process waiting on another's build says so after this many seconds, then every
-# _WAIT_LOG_EVERY seconds, naming the holder that the lock file records.
+# A process waiting on another's build says so after this many seconds (once on stderr,
+# see _progress), then logs every _WAIT_LOG_EVERY seconds, naming the holder that the lock
+# file records.
 _WAIT_LOG_AFTER = 1.5
 _WAIT_LOG_EVERY = 15.0
 
 
 @contextlib.contextmanager
-def build_lock(dir_fd: int, directory: Path, timeout: float) -> Iterator[Path]:
+def build_lock(
+    dir_fd: int, directory: Path, timeout: float, *, what: str = "", verbose: bool = False
+) -> Iterator[Path]:
     """Hold an exclusive flock on ``<directory>/lock`` for the duration of the block.
 
     flock belongs to the open file, so the kernel drops it when the holder exits or is
     killed: a crashed build never leaves the entry locked. We poll with LOCK_NB rather
     than block so the wait has a timeout and stays interruptible. The holder writes its
-    pid and host into the file, for the log of the processes that wait on it.
+    pid and host into the file (whose mtime then says since when it holds the lock), for
+    the processes that wait on it; they say so, naming ``what`` they wait for (see
+    _progress; ``verbose``: always).
     """
     import fcntl
     import time
@@ -319,6 +324,7 @@ def build_lock(dir_fd: int, directory: Path, timeout: float) -> Iterator[Path]:
         start = time.monotonic()
         deadline = start + timeout
         next_log = start + _WAIT_LOG_AFTER
+        first = True  # the first wait record is also said on stderr (once)
         delay = 0.005
         while True:
             try:
@@ -342,8 +348,8 @@ def build_lock(dir_fd: int, directory: Path, timeout: float) -> Iterator[Path]:
                         f"raise {_LOCK_TIMEOUT_ENV} to wait longer)"
                     ) from None
                 if now >= next_log:
-                    _log_wait(lock_path, _holder(fd), now - start, timeout)
-                    next_log = now + _WAIT_LOG_EVERY
+                    _log_wait(lock_path, fd, now - start, timeout, what if first else None, verbose)
+                    first, next_log = False, now + _WAIT_LOG_EVERY
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
         with contextlib.suppress(OSError):  # only for the log of others
@@ -364,13 +370,20 @@ def _holder(fd: int) -> str:
     return f"another process ({text})" if text.startswith("pid ") else "another process"
 
 
-def _log_wait(lock_path: Path, holder: str, waited: float, timeout: float) -> None:
+def _log_wait(
+    lock_path: Path, fd: int, waited: float, timeout: float, what: str | None, verbose: bool
+) -> None:
+    """Log the wait (INFO); the first time (``what`` given), also say it on stderr."""
     from .. import _log  # a wait is slow anyway: importing logging is not
+    from . import _progress
 
+    holder = _holder(fd)
     _log.get_logger("tvm_ffi.cpp").info(
         "waiting for the build lock %s: %s is building the same module (waited %.0f s; "
         "timeout %g s)", lock_path, holder, waited, timeout,
     )  # fmt: skip
+    if what is not None:
+        _progress.waiting(holder, fd, what or "the same module", lock_path, verbose)
 
 
 @contextlib.contextmanager

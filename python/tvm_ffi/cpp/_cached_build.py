@@ -43,7 +43,8 @@ from ._spec import PRELUDE_FLAGS, Spec
 
 __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested"]
 
-# Ninja's -j for builds of this thread (load_inline_many shares the cores among builds).
+# Ninja's -j for builds of this thread, where builds run side by side and share the job
+# count (load_inline_many, _alongside); None: each build takes the whole (see _jobs).
 _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
 # Who asked for a build that runs in a helper thread (see _alongside), for the log.
 _caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
@@ -306,12 +307,16 @@ def _remove_tmp_outputs(plan: _ninja.BuildPlan, dir_fd: int) -> None:
             pass
 
 
-def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, why: str) -> None:
+def _run(
+    spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, why: str, cold: bool = True
+) -> None:
     import time
 
+    from . import _jobs, _progress
+
     jobs = _ninja_jobs.get()
-    if jobs is None:
-        jobs = _env.max_jobs()  # a bad MAX_JOBS fails before anything is written
+    if jobs is None:  # a bad MAX_JOBS fails before anything is written
+        jobs = _jobs.job_count(device=plan.device_code)
     _write_inputs(spec, plan, dir_fd, build_dir, ninja_text)
     log = _log.get_logger("tvm_ffi.cpp")  # a build is slow anyway: importing logging is not
     if plan.targets:
@@ -330,6 +335,9 @@ def _run(spec, plan, ninja_text, dir_fd: int, build_dir: Path, verbose: bool, wh
             verbose=verbose,
             embeds=sorted(spec.embeds),
             jobs=jobs,
+            progress=_progress.NinjaProgress(
+                spec.name, plan, build_dir, verbose=verbose, cold=cold
+            ),
         )
     except BaseException as err:
         log.info(
@@ -413,7 +421,7 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
     )
     build_dir = Path(resolved)
     try:
-        with _cache.build_lock(dir_fd, build_dir, timeout):
+        with _cache.build_lock(dir_fd, build_dir, timeout, what=repr(spec.name), verbose=verbose):
 
             def attempt(default_linker: bool) -> None:
                 nonlocal plan
@@ -421,7 +429,7 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
                     plan = _plan(spec, root, default_linker=True)[0]
                 _remove_tmp_outputs(plan, dir_fd)
                 why = "build_directory given: ninja rebuilds what changed"
-                _run(spec, plan, _ninja.render(plan), dir_fd, build_dir, verbose, why)
+                _run(spec, plan, _ninja.render(plan), dir_fd, build_dir, verbose, why, cold=False)
 
             _linking(spec, linker, attempt)
             _cache.publish(dir_fd, plan.output, library, replace=True)
@@ -592,8 +600,18 @@ def _alongside(
 ) -> Iterator[None]:
     """Build the cache entry ``entry`` (if given and missing) in a thread while the block
     runs; on leaving, wait for it and raise its error. A cold build then takes about the
-    longer of the two, not their sum."""
+    longer of the two, not their sum. The two share the job count (see _jobs); with one
+    job, ``entry`` is built first."""
     if entry is None or _lookup(root_fd, root, entry, verbose) is not None:
+        yield
+        return
+    jobs = _ninja_jobs.get()
+    if jobs is None:
+        from . import _jobs
+
+        jobs = _jobs.job_count(device=True)  # the block may compile device code
+    if jobs < 2:
+        _cached(entry, root, root_fd, timeout, verbose)
         yield
         return
     import threading
@@ -606,11 +624,13 @@ def _alongside(
         except BaseException as err:  # raised in the caller's thread below
             failure.append(err)
 
-    context = contextvars.copy_context()  # the caller's ninja -j (load_inline_many)
+    context = contextvars.copy_context()
     context.run(_caller.set, _log.caller())
+    context.run(_ninja_jobs.set, jobs - jobs // 2)
     # A daemon: an interrupted caller does not wait for it (its ninja is stopped at exit).
     thread = threading.Thread(target=context.run, args=(build,), daemon=True)
     thread.start()
+    share = _ninja_jobs.set(jobs // 2)
     try:
         yield
     except Exception:
@@ -618,6 +638,8 @@ def _alongside(
         # the one reported; a runtime failure as well shows again on the next build.
         thread.join()
         raise
+    finally:
+        _ninja_jobs.reset(share)
     thread.join()
     if failure:
         raise failure[0]
@@ -699,7 +721,7 @@ def _found_or_built(
             raise
         return _cached_privately(entry, root, err, timeout, verbose)
     try:
-        with _cache.build_lock(dir_fd, entry_dir, timeout):
+        with _cache.build_lock(dir_fd, entry_dir, timeout, what=repr(spec.name), verbose=verbose):
             problem = _hit_index.library_problem(dir_fd, library)
             if problem is None:  # another process built it while we waited
                 _log_hit(path, "built by another process while this one waited")

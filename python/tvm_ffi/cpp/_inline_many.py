@@ -9,24 +9,12 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from . import _build, _cached_build, _env, _spec
+from . import _build, _cached_build, _env, _jobs, _spec
 from ._inline import _attach_docs, build_inline, load_inline
 
-__all__ = ["ManyBuildError", "build_inline_many", "load_inline_many", "max_jobs"]
+__all__ = ["ManyBuildError", "build_inline_many", "load_inline_many"]
 
 _API = "load_inline_many"
-
-
-def max_jobs() -> int:
-    """Parallel compiler processes: ``MAX_JOBS`` when set (as torch's extensions read it),
-    else every core this process may use."""
-    jobs = _env.max_jobs()
-    if jobs is not None:
-        return jobs
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 class ManyBuildError(RuntimeError):
@@ -84,9 +72,12 @@ def _fd_room() -> int:
 def _build_all(
     api: str, modules: list[dict[str, Any]], jobs: int | None, load: bool = False
 ) -> tuple:
-    total = jobs if jobs is not None else max_jobs()
+    # Any CUDA source is taken for device code (the larger memory estimate): a wrapper
+    # without any is found out only later, by its build.
+    device = any(kwargs.get("cuda_sources") for kwargs in modules)
+    total = _jobs.job_count(device=device, limit=jobs)
     workers = max(1, min(len(modules), total, _fd_room() // _FDS_PER_BUILD))
-    # Each module's ninja gets a share of the cores; a module has one or two sources.
+    # Each module's ninja gets a share of the jobs; a module has one or two sources.
     per_build = max(1, total // workers)
 
     stop = threading.Event()
@@ -128,7 +119,8 @@ def build_inline_many(
 
     ``modules``: one dict of :func:`build_inline` keyword arguments per module (``name``
     included). Each module has its own cache entry and lock, as with one call each.
-    ``max_jobs``: compiler processes at once (default ``MAX_JOBS``, else all cores).
+    ``max_jobs``: compiler processes at once (default ``MAX_JOBS``, else the cores and
+    the memory allow: see docs/guides/jit.md).
 
     Raises
     ------
@@ -138,7 +130,7 @@ def build_inline_many(
     """
     api = "build_inline_many"
     checked = _checked(api, modules)
-    results, errors = _build_all(api, checked, _jobs(api, max_jobs))
+    results, errors = _build_all(api, checked, _max_jobs(api, max_jobs))
     if errors:
         raise ManyBuildError(errors, results, [m["name"] for m in checked])
     return results
@@ -156,7 +148,7 @@ def load_inline_many(
     for kwargs in checked:
         if "keep_module_alive" in kwargs:
             _spec.check_flag(_API, "keep_module_alive", kwargs.pop("keep_module_alive"))
-    results, errors = _build_all(_API, checked, _jobs(_API, max_jobs), load=True)
+    results, errors = _build_all(_API, checked, _max_jobs(_API, max_jobs), load=True)
     loaded: list = [None] * len(checked)
     for index, path in enumerate(results):
         if index in errors:
@@ -174,7 +166,7 @@ def load_inline_many(
     return loaded
 
 
-def _jobs(api: str, value: object) -> int | None:
+def _max_jobs(api: str, value: object) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -70,6 +70,11 @@ class BuildPlan:
     # (file, text) of sources the builder writes into the build directory (see _launcher).
     sources: list[tuple[str, str]] = field(default_factory=list)
 
+    @property
+    def device_code(self) -> bool:
+        """Whether a step compiles device code (nvcc, its slowest and hungriest tool)."""
+        return any(unit.cuda and not unit.host for unit in self.compiles)
+
     def outputs(self) -> list[str]:
         """Every file a step writes (their ``.tmp`` siblings are a killed step's leftovers)."""
         objs = [c.obj for c in self.compiles]

@@ -12,11 +12,13 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets a fresh, private cache, quiet builds and the default lock timeout,
-    whatever the environment running the tests sets."""
+    """Every test gets a fresh, private cache, the default build settings (output, lock
+    timeout, job count) whatever the environment running the tests sets."""
     path = tmp_path / "cache"
     monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(path))
     monkeypatch.delenv("TVM_FFI_BUILD_VERBOSE", raising=False)
+    monkeypatch.delenv("TVM_FFI_BUILD_QUIET", raising=False)
+    monkeypatch.delenv("TVM_FFI_BUILD_JOB_MEMORY", raising=False)
     monkeypatch.delenv("TVM_FFI_BUILD_LOCK_TIMEOUT", raising=False)
     monkeypatch.delenv("TVM_FFI_COMPILER_LAUNCHER", raising=False)
     monkeypatch.delenv("TVM_FFI_LINKER", raising=False)
