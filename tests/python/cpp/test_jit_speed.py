@@ -11,7 +11,7 @@ import pytest
 
 from helpers import tools
 from tvm_ffi import cpp
-from tvm_ffi.cpp import _hit_index, _keys, _host_cuda, _toolchain
+from tvm_ffi.cpp import _hit_index, _host_cuda, _keys, _toolchain
 
 needs_nvcc = pytest.mark.skipif(not tools.has_nvcc(), reason="needs the CUDA toolkit (nvcc)")
 
