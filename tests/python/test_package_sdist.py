@@ -52,7 +52,10 @@ def test_sdist_installs_into_a_fresh_venv_and_runs_the_quickstart(release, tmp_p
     if not tools.has_nvcc():
         pytest.skip("needs nvcc (the quickstart compiles its kernel and wrapper with CUDA)")
     python = _venv_python(tmp_path / "venv")
+    # --ignore-installed: the venv sees the test environment's own install (CI's is a
+    # regular one) and would otherwise call the requirement satisfied.
     install = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index"]
+    install.append("--ignore-installed")
     proc = subprocess.run([*install, str(release.wheel)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # Nothing of the tree or of the test run may reach the child: its own cwd, no PYTHONPATH.
