@@ -8,6 +8,7 @@
 #ifndef TVM_FFI_DETAIL_NAMES_H_
 #define TVM_FFI_DETAIL_NAMES_H_
 
+#include <tvm/ffi/base_detail.h>
 #include <tvm/ffi/detail/any.h>
 #include <tvm/ffi/detail/array.h>
 #include <tvm/ffi/detail/dtype.h>
@@ -21,5 +22,6 @@
 #include <tvm/ffi/detail/tensor.h>
 #include <tvm/ffi/detail/tuple.h>
 #include <tvm/ffi/detail/variant.h>
+#include <tvm/ffi/detail/std_compat.h>  // compat: apache-tvm-ffi
 
 #endif  // TVM_FFI_DETAIL_NAMES_H_
