@@ -239,10 +239,8 @@ def source_list(api: str, value: object, label: str = "sources") -> list[Path]:
     indexed = not isinstance(value, (str, os.PathLike))
     if not indexed:
         value = [value]
-    if not isinstance(value, Sequence) or not value:
-        raise TypeError(
-            f"{api}: {label} must be a path or a non-empty list of paths (got {value!r:.80})"
-        )
+    if not isinstance(value, Sequence):  # an empty list is no file, as for apache-tvm-ffi
+        raise TypeError(f"{api}: {label} must be a path or a list of paths (got {value!r:.80})")
     from pathlib import Path
 
     paths = []
