@@ -400,9 +400,12 @@ inline size_t GetDataSize(const Tensor& tensor) {
 inline bool IsContiguous(const DLTensor& tensor) { return TensorView(&tensor).IsContiguous(); }
 /*! \brief compat: apache-tvm-ffi. Whether the host can add offsets to the device's pointers. */
 inline bool IsDirectAddressDevice(const DLDevice& device) {
-  return device.device_type == kDLCPU || device.device_type == kDLCUDA ||
-         device.device_type == kDLCUDAHost || device.device_type == kDLCUDAManaged ||
-         device.device_type == kDLROCM || device.device_type == kDLROCMHost;
+  // DLPack's fixed numbers (CPU, CUDA, CUDA host, ROCm, ROCm host, CUDA managed): a dlpack.h
+  // included before ours may predate the newer enumerators.
+  switch (static_cast<int>(device.device_type)) {
+    case 1: case 2: case 3: case 10: case 11: case 13: return true;
+    default: return false;
+  }
 }
 /*! \brief compat: apache-tvm-ffi. Whether the first element's address is a multiple of `alignment`. */
 inline bool IsAligned(const DLTensor& tensor, size_t alignment) {
