@@ -98,8 +98,9 @@ def units(packages: Path) -> list[Unit]:
     if csrc.is_dir():
         # FlashInfer's JIT: its CCCL with -I, the rest with -isystem (flashinfer/jit/cpp_ext.py),
         # plus the folders its modules add (nv_internal for the TensorRT-LLM ports).
-        system = (data / "include", csrc, data / "cutlass" / "include",
-                  data / "cutlass" / "tools" / "util" / "include", data / "spdlog" / "include")  # fmt: skip
+        cutlass = data / "cutlass"
+        system = (data / "include", csrc, cutlass / "include",
+                  cutlass / "tools" / "util" / "include", data / "spdlog" / "include")  # fmt: skip
         extra = (csrc / "nv_internal", csrc / "nv_internal" / "include")
         cccl = (data / "cccl" / "libcudacxx" / "include",)
         for path in _reaching([csrc], (".cu", ".cc", ".cpp"), [*extra, *system]):
@@ -151,6 +152,7 @@ def spread(all_units: list[Unit]) -> list[Unit]:
     """The units reordered so that any prefix is a spread over both clients and their folders
     (a sample, or a sweep stopped early, is representative): bit-reversed positions of each
     client's list, the clients alternating."""
+
     def reorder(items: list[Unit]) -> list[Unit]:
         bits = max(1, (len(items) - 1).bit_length())
         keys = sorted(range(len(items)), key=lambda i: int(f"{i:0{bits}b}"[::-1], 2))
@@ -187,7 +189,8 @@ def sweep(
 def summary(rows: list) -> str:
     ours = sum(o.ok for _, o, _ in rows)
     apache = sum(a.ok for _, _, a in rows)
-    return f"host-side compile of {len(rows)} units: ours {ours}/{len(rows)}, apache {apache}/{len(rows)}"
+    n = len(rows)
+    return f"host-side compile of {n} units: ours {ours}/{n}, apache {apache}/{n}"
 
 
 def client_sources() -> list[Path]:
@@ -197,7 +200,9 @@ def client_sources() -> list[Path]:
 
     wanted = ("flashinfer_python-0.7.2.post1-*.whl", "sglang-0.5.23-*.whl")
     folders = [f for f in os.environ.get("TVM_FFI_CLIENT_WHEELS", "").split(os.pathsep) if f]
-    found = {pattern: sorted(w for f in folders for w in Path(f).glob(pattern)) for pattern in wanted}
+    found = {
+        pattern: sorted(w for f in folders for w in Path(f).glob(pattern)) for pattern in wanted
+    }
     wheels = [paths[0] for paths in found.values() if paths]
     missing = [pattern for pattern, paths in found.items() if not paths]
     if missing:
@@ -213,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(here))
     sys.path.insert(0, str(here.parent))
     import client_env
+
     from helpers import apache_wheel
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

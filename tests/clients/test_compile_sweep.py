@@ -24,7 +24,12 @@ SAMPLE = 10
 
 
 def test_units_apache_compiles_compile_here():
-    if shutil.which("nvcc", path=os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin")) is None:
+    if (
+        shutil.which(
+            "nvcc", path=os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin")
+        )
+        is None
+    ):
         pytest.skip("the sweep compiles .cu units with nvcc (set CUDA_HOME)")
     wheel = apache_wheel.find_wheel()
     if wheel is None:

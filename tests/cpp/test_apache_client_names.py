@@ -79,7 +79,9 @@ def test_safe_call_runs_the_sequence(safe_call):
     calls = []
     run = safe_call.MakeRunSequence()
     x = np.random.default_rng(0).standard_normal(3)
-    run(lambda a, b: calls.append(("first", a, b)), 2, 7, "seven", lambda: calls.append("second"), 0)
+    run(
+        lambda a, b: calls.append(("first", a, b)), 2, 7, "seven", lambda: calls.append("second"), 0
+    )
     run(lambda t: calls.append(("third", float(t))), 1, float(x[0]))
     assert calls == [("first", 7, "seven"), "second", ("third", float(x[0]))]
 
@@ -124,7 +126,8 @@ enum class Strategy : int { kOneShot = 1, kTwoShot = 2 };
 // Each after the FlashInfer function that uses it.
 int64_t DTypeBits(DLDataType dtype) {  // trtllm_lamport_initialize
   if (dtype.code == kDLInt || dtype.code == kDLUInt) {
-    throw std::invalid_argument("unsupported dtype " + std::string(tvm::ffi::DLDataTypeToString(dtype)));
+    std::string name = tvm::ffi::DLDataTypeToString(dtype);
+    throw std::invalid_argument("unsupported dtype " + name);
   }
   return dtype.bits * dtype.lanes;
 }
@@ -181,7 +184,7 @@ def test_dtype_result_is_its_name(values):
 def test_dtype_errors(values):
     with pytest.raises(
         ValueError,
-        match=r'^DTypeBits\(\) argument 1 must name a data type such as float32 '
+        match=r"^DTypeBits\(\) argument 1 must name a data type such as float32 "
         r'\(got "floaty"\)$',
     ):
         values.DTypeBits("floaty")

@@ -73,17 +73,20 @@ MACROS = {
     "TVM_FFI_PREDICT": "if (TVM_FFI_PREDICT_FALSE(false) || TVM_FFI_PREDICT_TRUE(false)) {}",
     "TVM_FFI_STR_CONCAT": "int TVM_FFI_STR_CONCAT(v, 1) = 0; (void)v1;",
     "TVM_FFI_FUNC_SIG": "(void)TVM_FFI_FUNC_SIG;",
-    "TVM_FFI_SAFE_CALL": "auto f = []() -> int { TVM_FFI_SAFE_CALL_BEGIN(); TVM_FFI_SAFE_CALL_END(); };"
-    " (void)f;",
+    "TVM_FFI_SAFE_CALL": "auto f = []() -> int { TVM_FFI_SAFE_CALL_BEGIN(); "
+    "TVM_FFI_SAFE_CALL_END(); }; (void)f;",
     "GetDataSize": "(void)tvm::ffi::GetDataSize(size_t{1}, DLDataType{kDLFloat, 32, 1});",
 }
+_COMPILER_MACROS = [v for m, v in MACROS.items() if m.startswith("TVM_FFI_") and "SAFE" not in m]
+_TENSOR = BRINGS["tvm/ffi/container/tensor.h"]
 #: header -> the statements that must compile after including only it.
 NAMES = {
     **{h: [USES[n] for n in names] for h, names in BRINGS.items()},
     "tvm/ffi/tvm_ffi.h": [*(USES[n] for n in _EVERY), *MACROS.values()],
-    "tvm/ffi/base_detail.h": [MACROS[m] for m in MACROS if m.startswith("TVM_FFI_") and m != "TVM_FFI_SAFE_CALL"],
-    "tvm/ffi/container/tensor.h": [*(USES[n] for n in BRINGS["tvm/ffi/container/tensor.h"]), MACROS["GetDataSize"]],
-    "tvm/ffi/function.h": [*(USES[n] for n in BRINGS["tvm/ffi/function.h"]), MACROS["TVM_FFI_SAFE_CALL"]],
+    "tvm/ffi/base_detail.h": _COMPILER_MACROS,
+    "tvm/ffi/container/tensor.h": [*(USES[n] for n in _TENSOR), MACROS["GetDataSize"]],
+    "tvm/ffi/function.h": [*(USES[n] for n in BRINGS["tvm/ffi/function.h"]),
+                           MACROS["TVM_FFI_SAFE_CALL"]],
     "tvm/ffi/c_api.h": ["TVMFFIAny a; (void)a;"],
     "dlpack/dlpack.h": ["DLTensor t; DLDevice d{kDLCUDA, 0}; (void)t; (void)d;"],
     "tvm/ffi/container/shape.h": [USES[n] for n in BRINGS["tvm/ffi/container/shape.h"]],
@@ -91,7 +94,7 @@ NAMES = {
     "tvm/ffi/extra/cuda/cubin_launcher.h": ["tvm::ffi::CubinKernel k; (void)&k;"],
     "tvm/ffi/extra/cuda/device_guard.h": ["using G = tvm::ffi::CUDADeviceGuard;"],
     "tvm/ffi/extra/cuda/internal/unified_api.h": ["tvm::ffi::cuda_api::LaunchConfig c{}; (void)c;"],
-    "tvm/ffi/reflection/registry.h": [USES[n] for n in BRINGS.get("tvm/ffi/reflection/registry.h", ["Function"])],
+    "tvm/ffi/reflection/registry.h": [USES["Function"], USES["Object"]],
     "tvm/ffi/string.h": [USES["String"], USES["Bytes"]],
     "tvm/ffi/optional.h": [USES["Optional"], USES["Any"], USES["String"]],
 }  # fmt: skip

@@ -54,7 +54,7 @@ def test_invalid_argument_after_a_tvm_ffi_header(tmp_path):
     source = tmp_path / "router.cc"
     source.write_text(
         "#include <tvm/ffi/container/tensor.h>\n"
-        "void Check(int n) { if (n < 0) throw std::invalid_argument(\"n\"); }\n"
+        'void Check(int n) { if (n < 0) throw std::invalid_argument("n"); }\n'
         "std::string Text(int n) { std::ostringstream os; os << n; return os.str(); }\n"
     )
     proc = subprocess.run(

@@ -36,7 +36,7 @@ def find_wheel() -> Path | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def unpacked(wheel: Path) -> Path:
     """The wheel's files, unpacked once per process into a folder removed at exit."""
     target = Path(tempfile.mkdtemp(prefix="apache-tvm-ffi-"))

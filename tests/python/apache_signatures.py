@@ -15,7 +15,13 @@ import inspect
 import json
 import sys
 
-MODULES = ("tvm_ffi", "tvm_ffi.cpp", "tvm_ffi.libinfo", "tvm_ffi.utils", "tvm_ffi.utils.embed_cubin")
+MODULES = (
+    "tvm_ffi",
+    "tvm_ffi.cpp",
+    "tvm_ffi.libinfo",
+    "tvm_ffi.utils",
+    "tvm_ffi.utils.embed_cubin",
+)
 
 
 def signatures() -> dict:

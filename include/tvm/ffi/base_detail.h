@@ -43,10 +43,10 @@
 #define TVM_FFI_STR_CONCAT(x, y) TVM_FFI_STR_CONCAT_(x, y)
 
 /*! \brief Declares the defaulted copy and move constructors and assignments of `TypeName`. */
-#define TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(TypeName)  \
-  TypeName(const TypeName& other) = default;                   \
-  TypeName(TypeName&& other) noexcept = default;               \
-  TypeName& operator=(const TypeName& other) = default;        \
+#define TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(TypeName) \
+  TypeName(const TypeName& other) = default;                  \
+  TypeName(TypeName&& other) noexcept = default;              \
+  TypeName& operator=(const TypeName& other) = default;       \
   TypeName& operator=(TypeName&& other) noexcept = default;
 
 #endif  // TVM_FFI_BASE_DETAIL_H_

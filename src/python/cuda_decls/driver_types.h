@@ -1,6 +1,6 @@
 /*
- * The CUDA runtime's error type and launch configuration, as the launcher headers name them (see cuda.h here for why
- * the compiled core declares these itself). The runtime is never called.
+ * The CUDA runtime's error type and launch configuration, as the launcher headers name them (see
+ * cuda.h here for why the compiled core declares these itself). The runtime is never called.
  */
 #ifndef TVM_FFI_PY_CUDA_DECLS_DRIVER_TYPES_H_
 #define TVM_FFI_PY_CUDA_DECLS_DRIVER_TYPES_H_

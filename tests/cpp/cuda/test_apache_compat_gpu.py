@@ -1,6 +1,7 @@
 """apache-tvm-ffi's CUDA names on a GPU: LaunchEx with a hand-built CUlaunchConfig (cluster +
 programmatic stream serialization), with a runtime-API cudaLaunchConfig_t (cluster) and with
-cuda_api::ConstructLaunchConfig, a bin2c array through TVM_FFI_EMBED_CUBIN_FROM_BYTES, GetKernelWithMaxDynamicSharedMemory(name, bytes)
+cuda_api::ConstructLaunchConfig, a bin2c array through TVM_FFI_EMBED_CUBIN_FROM_BYTES,
+GetKernelWithMaxDynamicSharedMemory(name, bytes)
 (apache's meaning: dynamic bytes, -1 for the device maximum less the kernel's static memory),
 and CUDADeviceGuard switching and restoring devices.
 

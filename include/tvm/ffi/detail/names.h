@@ -18,10 +18,10 @@
 #include <tvm/ffi/detail/object.h>
 #include <tvm/ffi/detail/optional.h>
 #include <tvm/ffi/detail/shape.h>
+#include <tvm/ffi/detail/std_compat.h>  // compat: apache-tvm-ffi
 #include <tvm/ffi/detail/string.h>
 #include <tvm/ffi/detail/tensor.h>
 #include <tvm/ffi/detail/tuple.h>
 #include <tvm/ffi/detail/variant.h>
-#include <tvm/ffi/detail/std_compat.h>  // compat: apache-tvm-ffi
 
 #endif  // TVM_FFI_DETAIL_NAMES_H_

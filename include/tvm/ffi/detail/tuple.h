@@ -35,10 +35,10 @@ class Tuple {
  public:
   Tuple() = default;
   template <typename... Us,
-            typename = std::enable_if_t<
-                sizeof...(Us) == sizeof...(Ts) && sizeof...(Ts) != 0 &&
-                !(sizeof...(Us) == 1 && (detail::IsTuple<std::decay_t<Us>>::value && ...)) &&
-                (std::is_constructible_v<Ts, Us&&> && ...)>>
+            typename = std::enable_if_t<sizeof...(Us) == sizeof...(Ts) && sizeof...(Ts) != 0 &&
+                                        !(sizeof...(Us) == 1 &&
+                                          (detail::IsTuple<std::decay_t<Us>>::value && ...)) &&
+                                        (std::is_constructible_v<Ts, Us&&> && ...)>>
   Tuple(Us&&... values) : items_(std::forward<Us>(values)...) {}  // NOLINT
   Tuple(std::tuple<Ts...> items) : items_(std::move(items)) {}    // NOLINT
   // compat: apache-tvm-ffi (a Tuple of other element types converts element by element, as a

@@ -17,9 +17,9 @@
 #include <cuda_runtime.h>
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/error.h>
+#include <tvm/ffi/detail/std_compat.h>  // compat: apache-tvm-ffi
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 #include <tvm/ffi/extra/cuda/dim3.h>
-#include <tvm/ffi/detail/std_compat.h>  // compat: apache-tvm-ffi
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
