@@ -117,7 +117,7 @@ def units(packages: Path) -> list[Unit]:
 
 def command(unit: Unit, tvm_ffi_include: Path, nvcc: str, cxx: str) -> list[str]:
     flags = [f"-std={unit.std}", *(f"-I{d}" for d in unit.includes)]
-    flags += ["-isystem", str(tvm_ffi_include)]
+    flags += ["-isystem", str(tvm_ffi_include.resolve())]
     for folder in unit.system_includes:
         flags += ["-isystem", str(folder)]
     if unit.client == "sglang":
@@ -132,15 +132,36 @@ def command(unit: Unit, tvm_ffi_include: Path, nvcc: str, cxx: str) -> list[str]
     return [cxx, *flags, f"-I{cuda_include}", "-fsyntax-only", str(unit.path)]
 
 
+def _run(cmd: list[str], env: dict) -> subprocess.CompletedProcess:
+    """A c++ line as it is; an nvcc line as its host steps only: nvcc's own host preprocessing
+    and its C++ front end (cudafe++), taken from `nvcc -dryrun`, without the device passes
+    (cicc, ptxas) that the tvm/ffi headers do not reach and that cost most of the time."""
+    if "--cuda" not in cmd:
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="sweep-unit-") as tmp:
+        env = {**env, "TMPDIR": tmp}
+        dry = subprocess.run([*cmd, "-dryrun"], capture_output=True, text=True, env=env, cwd=tmp)
+        steps = [ln[3:] for ln in dry.stderr.splitlines() if ln.startswith("#$ ")]
+        host = [st for st in steps if " -E " in st and "-D__CUDA_ARCH__=" not in st][:1]
+        host += [st for st in steps if st.startswith("cudafe++")][:1]
+        if dry.returncode != 0 or len(host) != 2:
+            return dry
+        # cudafe++ is found on PATH, beside nvcc (client_env puts the toolkit's bin/ there).
+        return subprocess.run(["bash", "-c", "set -e\n" + "\n".join(host)], capture_output=True,
+                              text=True, env=env, cwd=tmp, timeout=600)  # fmt: skip
+
+
 def compile_unit(unit: Unit, tvm_ffi_include: Path, nvcc: str, cxx: str, env: dict) -> Outcome:
     cmd = command(unit, tvm_ffi_include, nvcc, cxx)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    proc = _run(cmd, env)
     if proc.returncode != 0 and _BLACKWELL_ONLY.search(proc.stdout + proc.stderr):
         # A unit for Blackwell only (its own #error says so): its host side at sm_100a.
         cmd = [f"-arch={_BLACKWELL}" if a == f"-arch={_ARCH}" else a for a in cmd]
         cmd = [f"-DSGL_CUDA_ARCH={_BLACKWELL_SGL}" if a == f"-DSGL_CUDA_ARCH={_ARCH_SGL}" else a
                for a in cmd]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        proc = _run(cmd, env)
     if proc.returncode == 0:
         return Outcome(True, "")
     lines = (proc.stdout + proc.stderr).splitlines()
