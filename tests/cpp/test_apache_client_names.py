@@ -9,7 +9,8 @@ way that source writes it, built with load_inline and called:
   ``DLDevice`` and enumerations;
 - ``return tvm::ffi::Tuple(a, b)`` into a declared ``Tuple<...>`` (trtllm_*_alltoall.cu);
 - ``tvm::ffi::GetDataSize`` and the other free functions of container/tensor.h
-  (vllm_custom_all_reduce.cu).
+  (vllm_custom_all_reduce.cu);
+- ``tvm::ffi::TypeTraits<T>::CopyToAnyView`` (the generated cake bindings' None result).
 
 ``CubinKernel::LaunchEx(args, cudaLaunchConfig_t)`` (alphamoe_fused_router.cu) is in
 tests/cpp/cuda/test_apache_compat.py and its GPU sibling.
@@ -148,6 +149,14 @@ int64_t SecondOf(tvm::ffi::Tuple<int64_t, int64_t> pair) {
   return get<1>(pair) + static_cast<int64_t>(get<1>(wider));
 }
 
+// FlashInfer's generated cake bindings write their None result this way.
+tvm::ffi::Array<int64_t> ResultSlots() {
+  TVMFFIAny none, seven;
+  tvm::ffi::TypeTraits<std::nullptr_t>::CopyToAnyView(nullptr, &none);
+  tvm::ffi::TypeTraits<int64_t>::CopyToAnyView(7, &seven);
+  return {none.type_code == kTVMFFINone, seven.type_code == kTVMFFIInt, seven.v_int64};
+}
+
 tvm::ffi::Array<int64_t> Sizes(tvm::ffi::TensorView t) {  // vllm_custom_all_reduce
   const DLTensor& dl = *t.GetDLTensorPtr();
   return {static_cast<int64_t>(tvm::ffi::GetDataSize(t.numel(), t.dtype())),
@@ -164,7 +173,7 @@ tvm::ffi::Array<int64_t> Sizes(tvm::ffi::TensorView t) {  // vllm_custom_all_red
 def values():
     names = ["DTypeBits", "SameDType", "NextDevice", "StrategyCode", "Twice", "Offsets"]
     return cpp.load_inline(
-        "apache_values", cpp_sources=VALUES, functions=[*names, "SecondOf", "Sizes"]
+        "apache_values", cpp_sources=VALUES, functions=[*names, "SecondOf", "Sizes", "ResultSlots"]
     )
 
 
@@ -213,6 +222,10 @@ def test_enum_parameter_and_result(values):
 def test_deduced_tuple_converts_to_the_declared_one(values):
     assert values.Offsets(3) == ([0, 16, 32], 3, 0.5)
     assert values.SecondOf((4, 9)) == 18
+
+
+def test_type_traits_copy_to_any_view(values):
+    assert values.ResultSlots() == [1, 1, 7]
 
 
 def test_data_size_and_layout_helpers(values):
