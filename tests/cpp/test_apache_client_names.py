@@ -10,7 +10,8 @@ way that source writes it, built with load_inline and called:
 - ``return tvm::ffi::Tuple(a, b)`` into a declared ``Tuple<...>`` (trtllm_*_alltoall.cu);
 - ``tvm::ffi::GetDataSize`` and the other free functions of container/tensor.h
   (vllm_custom_all_reduce.cu);
-- ``tvm::ffi::TypeTraits<T>::CopyToAnyView`` (the generated cake bindings' None result).
+- ``tvm::ffi::TypeTraits<T>::CopyToAnyView`` (the generated cake bindings' None result);
+- ``ObjectDef::def_ro``/``def_rw`` fields read as attributes (sglang's distributed/registry.cuh).
 
 ``CubinKernel::LaunchEx(args, cudaLaunchConfig_t)`` (alphamoe_fused_router.cu) is in
 tests/cpp/cuda/test_apache_compat.py and its GPU sibling.
@@ -232,3 +233,40 @@ def test_data_size_and_layout_helpers(values):
     t = torch.empty(5, 3, dtype=torch.float32)
     assert values.Sizes(t) == [60, 60, 60, 2, 1, 1, 1]
     assert values.Sizes(t.t())[4] == 0  # transposed: not contiguous
+
+
+FIELDS = r"""
+#include <tvm/ffi/reflection/registry.h>
+
+// As sglang's distributed/registry.cuh: plain fields read from Python.
+struct PlaneObj : public tvm::ffi::Object {
+  PlaneObj(uint32_t rank, uint32_t world_size) : rank(rank), world_size(world_size) {}
+  uint32_t rank;
+  uint32_t world_size;
+  std::string label = "push";
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("test_apache.Plane", PlaneObj, tvm::ffi::Object);
+};
+
+void RegisterPlane() {
+  namespace refl = tvm::ffi::reflection;
+  refl::ObjectDef<PlaneObj>()
+      .def(refl::init<uint32_t, uint32_t>(), "__init__")
+      .def_ro("rank", &PlaneObj::rank)
+      .def_ro("world_size", &PlaneObj::world_size)
+      .def_rw("label", &PlaneObj::label);
+}
+"""
+
+
+def test_fields_read_as_attributes():
+    mod = cpp.load_inline("apache_fields", cpp_sources=FIELDS, functions=["RegisterPlane"])
+    mod.RegisterPlane()
+
+    @tvm_ffi.register_object("test_apache.Plane")
+    class Plane(tvm_ffi.Object):
+        pass
+
+    plane = Plane(3, 8)
+    assert (plane.rank, plane.world_size, plane.label) == (3, 8, "push")
+    with pytest.raises(AttributeError, match=r"^'Plane' object has no attribute 'rnak'$"):
+        plane.rnak  # noqa: B018
