@@ -194,9 +194,8 @@ def test_device_and_streams_by_apache_keywords():
     import tvm_ffi
 
     assert tvm_ffi.device(device_type="cuda", index=1) == (2, 1)
-    assert tvm_ffi.get_raw_stream(device="cuda:0") == 0
-    with tvm_ffi.use_raw_stream(device="cuda:0", stream=0):
-        assert tvm_ffi.get_raw_stream("cuda:0") == 0
+    with tvm_ffi.use_raw_stream(device="cuda:0", stream=0x1234):
+        assert tvm_ffi.get_raw_stream(device="cuda:0") == 0x1234
 
 
 def test_register_object_init_false_leaves_init_alone():
