@@ -254,21 +254,22 @@ def main(argv: list[str] | None = None) -> int:
     ours = here.parents[1] / "include"
     import tempfile
 
-    work = Path(tempfile.mkdtemp(prefix="sweep-"))
-    env = client_env.child_env(work, work)
-    chosen = [u for folder in client_sources() for u in units(folder)]
-    chosen = spread(chosen)[: args.sample or None]
-    log = open(args.log, "w") if args.log else None  # noqa: SIM115
+    with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
+        work = Path(tmp)
+        env = client_env.child_env(work, work)
+        chosen = [u for folder in client_sources() for u in units(folder)]
+        chosen = spread(chosen)[: args.sample or None]
+        log = open(args.log, "w") if args.log else None  # noqa: SIM115
 
-    def on_row(unit: Unit, o: Outcome, a: Outcome) -> None:
+        def on_row(unit: Unit, o: Outcome, a: Outcome) -> None:
+            if log is not None:
+                log.write(f"{unit.label}\tours={'ok' if o.ok else o.error}\t"
+                          f"apache={'ok' if a.ok else a.error}\n")  # fmt: skip
+                log.flush()
+
+        result = sweep(chosen, ours, apache, env, args.jobs, on_row)
         if log is not None:
-            log.write(f"{unit.label}\tours={'ok' if o.ok else o.error}\t"
-                      f"apache={'ok' if a.ok else a.error}\n")  # fmt: skip
-            log.flush()
-
-    result = sweep(chosen, ours, apache, env, args.jobs, on_row)
-    if log is not None:
-        log.close()
+            log.close()
     for unit, o, a in result["rows"]:
         if a.ok and not o.ok:
             print(f"ours only fails: {unit.label}: {o.error}")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import client_env
@@ -23,13 +22,9 @@ SWEEP_ENV = "TVM_FFI_CLIENTS_SWEEP"
 SAMPLE = 10
 
 
-def test_units_apache_compiles_compile_here():
-    if (
-        shutil.which(
-            "nvcc", path=os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin")
-        )
-        is None
-    ):
+def test_units_apache_compiles_compile_here(tmp_path):
+    cuda_bin = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin")
+    if shutil.which("nvcc", path=cuda_bin) is None:
         pytest.skip("the sweep compiles .cu units with nvcc (set CUDA_HOME)")
     wheel = apache_wheel.find_wheel()
     if wheel is None:
@@ -38,8 +33,7 @@ def test_units_apache_compiles_compile_here():
     units = compile_sweep.spread([u for folder in sources for u in compile_sweep.units(folder)])
     assert {u.client for u in units} == {"flashinfer", "sglang"}
     chosen = units if os.environ.get(SWEEP_ENV) == "1" else units[:SAMPLE]
-    work = Path(tempfile.mkdtemp(prefix="sweep-"))
-    env = client_env.child_env(work, work)
+    env = client_env.child_env(tmp_path, tmp_path)
     ours = Path(__file__).resolve().parents[2] / "include"
     apache = apache_wheel.unpacked(wheel) / "tvm_ffi" / "include"
     result = compile_sweep.sweep(chosen, ours, apache, env)
