@@ -17,6 +17,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import platform
 import shlex
 import shutil
 import subprocess
@@ -39,11 +40,30 @@ DATA_TREES = [
     ("cmake", os.path.join("tvm_ffi", "share", "cmake", "tvm_ffi")),
 ]
 
-# Compile flags every compiled target shares. -s (at link): the wheel ships stripped; the
-# dynamic symbols a loader needs stay. --exclude-libs,ALL: a static libstdc++ (a compiler
-# without the shared one) stays private, as in JIT modules (docs/dev/cxx_runtime.md).
+# Compile flags every compiled target shares. -s (at link, also for the ninja_launch
+# executable): the wheel ships stripped; the dynamic symbols a loader needs stay.
+# --exclude-libs,ALL: a static libstdc++ (a compiler without the shared one) stays private,
+# as in JIT modules (docs/dev/cxx_runtime.md).
 COMPILE_ARGS = ["-O3", "-fvisibility=hidden"]
 LINK_ARGS = ["-s", "-Wl,--exclude-libs,ALL"]
+
+
+# Wheels for older Linux (tools/build_wheels.sh sets TVM_FFI_ZIG to the zig of the ziglang
+# package): the package's own binaries (the core, libtvm_ffi.so, ninja_launch) are built by zig
+# for glibc ZIG_GLIBC, with LLVM's libc++ linked in statically, so they need no glibc or
+# libstdc++ newer than manylinux_2_28 allows; only C crosses between them and other libraries.
+# The JIT's launcher object is still built by CXX against libstdc++, since users' compilers
+# link it into their modules; COMPAT_INCLUDE keeps glibc 2.32's __libc_single_threaded out of it.
+ZIG_GLIBC = "2.28"
+COMPAT_INCLUDE = os.path.join(ROOT, "src", "jit", "compat")
+
+
+def _zig(driver: str) -> list[str] | None:
+    """``[zig, driver, -target, <arch>-linux-gnu.<ZIG_GLIBC>]`` under TVM_FFI_ZIG, else None."""
+    zig = os.environ.get("TVM_FFI_ZIG")
+    if not zig:
+        return None
+    return [zig, driver, "-target", f"{platform.machine()}-linux-gnu.{ZIG_GLIBC}"]
 
 
 def _tree_files(folder: str) -> list[str]:
@@ -117,9 +137,10 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     os.makedirs(work_dir, exist_ok=True)
     os.makedirs(out_dir, exist_ok=True)
     jobs = []
+    compat = [f"-I{COMPAT_INCLUDE}"] if _zig("cc") else []
     for part, header in sorted(prebuilt.LAUNCHER_PARTS.items()):
         jobs.append([
-            *base, f"-I{decls}", f"-I{include}", prebuilt.LAUNCHER_DEFINE,
+            *base, *compat, f"-I{decls}", f"-I{include}", prebuilt.LAUNCHER_DEFINE,
             "-x", "c++", os.path.join(include, header),
             "-c", "-o", os.path.join(work_dir, f"launcher_part{part}.o"),
         ])  # fmt: skip
@@ -135,8 +156,8 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
         ])  # fmt: skip
     launch = os.path.join(out_dir, prebuilt.NINJA_LAUNCH)
     jobs.append([
-        compiler, "-x", "c", "-O2", os.path.join(ROOT, "src", "jit", "ninja_launch.c"),
-        "-o", f"{launch}.tmp",
+        *(_zig("cc") or [compiler]), "-x", "c", "-O2", *LINK_ARGS,
+        os.path.join(ROOT, "src", "jit", "ninja_launch.c"), "-o", f"{launch}.tmp",
     ])  # fmt: skip
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         for cmd, proc in zip(jobs, pool.map(_run_quiet, jobs)):
@@ -299,6 +320,18 @@ class BuildExt(build_ext):
                 self.mkpath(target)
                 for path in getattr(self, "_jit_outputs", []):
                     self.copy_file(path, os.path.join(target, os.path.basename(path)))
+
+    def build_extensions(self) -> None:
+        zig = _zig("c++")
+        if zig is not None:  # see ZIG_GLIBC
+            # Every driver setuptools may pick (its *_cxx ones, since 72, for C++ sources).
+            compile_, link = [*zig, "-fPIC"], [*zig, "-shared"]
+            executables = dict(compiler_so=compile_, compiler_so_cxx=compile_, compiler_cxx=zig)
+            executables.update(linker_so=link, linker_so_cxx=link)
+            executables.update(linker_exe=zig, linker_exe_cxx=zig)
+            known = self.compiler.executables
+            self.compiler.set_executables(**{k: v for k, v in executables.items() if k in known})
+        super().build_extensions()
 
     def build_extension(self, ext: Extension) -> None:
         if isinstance(ext, JitPrebuilt):

@@ -7,13 +7,11 @@ The kernel is compiled with NVRTC when its bindings are installed (the ``nvrtc``
 ``pip install ".[nvrtc]"``), else with ``nvcc``. The wrapper has no device code, so
 load_inline compiles it with the host C++ compiler and the CUDA headers.
 The launch needs a CUDA GPU and torch with CUDA (for the GPU memory); without them every
-other step still runs and one line says that the launch was skipped.
+other step still runs and one line says that the launch was skipped, and why.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -66,13 +64,14 @@ FALLBACK_ARCH = "sm_80"
 
 
 def find_nvcc() -> str:
-    """nvcc from CUDA_HOME, then PATH, then the default toolkit location."""
-    candidates = [os.path.join(os.environ.get("CUDA_HOME", ""), "bin", "nvcc")]
-    candidates += [shutil.which("nvcc") or "", "/usr/local/cuda/bin/nvcc"]
-    for path in candidates:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    raise SystemExit("quickstart: nvcc not found (set CUDA_HOME to your CUDA toolkit)")
+    """nvcc where the package's own builds find it (CUDA_HOME, PATH, pip's CUDA wheels,
+    /usr/local/cuda...), so that this script and load_inline agree on the toolkit."""
+    from tvm_ffi.cpp._toolchain import find_cuda_tool
+
+    try:
+        return str(find_cuda_tool("nvcc"))
+    except RuntimeError as err:  # its message lists every place it looked
+        raise SystemExit(f"quickstart: {err}") from None
 
 
 def compile_kernel(arch: str) -> tuple[bytes, str]:
@@ -93,16 +92,20 @@ def compile_kernel(arch: str) -> tuple[bytes, str]:
 
 
 def cuda_torch():
-    """torch, when it is installed and sees a CUDA GPU; else None."""
+    """(torch, None) when torch is installed and sees a CUDA GPU; else (None, why not)."""
     try:
         import torch
     except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+        return None, "torch is not installed (the launch takes its GPU memory from torch)"
+    if torch.version.cuda is None:
+        return None, f"torch {torch.__version__} is a CPU-only build (the launch needs CUDA)"
+    if not torch.cuda.is_available():
+        return None, "no CUDA GPU visible to torch (the launch needs both)"
+    return torch, None
 
 
 def main() -> None:
-    torch = cuda_torch()
+    torch, no_launch = cuda_torch()
     if torch is not None:
         major, minor = torch.cuda.get_device_capability()
         arch = f"sm_{major}{minor}"
@@ -119,7 +122,7 @@ def main() -> None:
     print(f"built and loaded the wrapper: {mod.add_one.signature}")
 
     if torch is None:
-        print("launch skipped: no CUDA GPU visible to torch (the launch needs both)")
+        print(f"launch skipped: {no_launch}")
         return
     x = torch.arange(1000, dtype=torch.float32, device="cuda")
     y = torch.empty_like(x)

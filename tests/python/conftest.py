@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from helpers import SOURCES
+from helpers import SOURCES, package
 
 REPO = Path(__file__).resolve().parents[2]
 INCLUDE = REPO / "include"
@@ -46,6 +46,13 @@ def build_library(tmp_path_factory: pytest.TempPathFactory) -> BuildLibrary:
         return target
 
     return build
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory: pytest.TempPathFactory) -> package.Release:
+    """The sdist of a copy of the tree and the wheel built from that sdist, once for the
+    package tests (test_package.py, test_package_sdist.py)."""
+    return package.build_release(tmp_path_factory.mktemp("release"))
 
 
 @pytest.fixture(scope="session")

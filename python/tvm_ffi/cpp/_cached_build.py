@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import hashlib
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -33,9 +32,11 @@ from . import (
     _env,
     _hit_index,
     _host_cuda,
+    _keys,
     _launcher,
     _ninja,
     _prebuilt,
+    _remote,
     _toolchain,
 )
 from ._spec import PRELUDE_FLAGS, Spec
@@ -67,8 +68,7 @@ class CacheEntry:
         return root / self.name / self.library
 
 
-# The label of the CUDA headers among a build's tools: keyed by their file stamp.
-_CUDA_HEADERS = "cuda-headers"
+_CUDA_HEADERS = _keys.CUDA_HEADERS  # the CUDA headers among a build's tools
 
 
 def _host_only(spec: Spec) -> bool:
@@ -266,46 +266,6 @@ def _with_pch(flags: list[str], pch: Path) -> list[str]:
     return flags
 
 
-def _key(
-    spec: Spec,
-    ninja_text: str,
-    tools: list[tuple[str, str]],
-    root: Path,
-    sources: Sequence[tuple[str, str]] = (),
-) -> str:
-    hasher = _cache.KeyHasher()
-    hasher.add("recipe", _hit_index.RECIPE)
-    hasher.add("version", tvm_ffi.__version__)  # looked up per call, never bound at import
-    hasher.add("package", _hit_index.package_fingerprint(_hit_index.include_dir()))
-    # build.ninja holds every flag, include path, tool path and target arch.
-    hasher.add("ninja", ninja_text)
-    for label, tool in tools:
-        if label == _CUDA_HEADERS:
-            hasher.add(label, _hit_index.file_stamp(tool))
-        else:
-            hasher.add(label, _toolchain.tool_identity(Path(tool), root))
-    for path in _hit_index.linked_files(spec.ldflags):
-        hasher.add("linked", _hit_index.file_stamp(path))
-    if spec.inline_cpp is not None:
-        hasher.add("main.cpp", spec.inline_cpp)
-    if spec.inline_cuda is not None:
-        hasher.add("cuda.cu", spec.inline_cuda)
-    for name, text in sources:  # generated sources (see _launcher)
-        hasher.add(name, text)
-    for path in spec.files:
-        hasher.add("file", str(path) if spec.keyed_files else path.read_bytes())
-    if spec.embeds:  # the layout the images are embedded in, by the JIT or the embed tool
-        hasher.add("embed layout", _embed_layout.template())
-    for name in sorted(spec.embeds):
-        image = spec.embeds[name]
-        if isinstance(image, dict):
-            for arch in sorted(image):
-                hasher.add(f"embed:{name}:{arch}", hashlib.sha256(image[arch]).digest())
-        else:
-            hasher.add(f"embed:{name}", hashlib.sha256(image).digest())
-    return hasher.hexdigest()
-
-
 def _image_bytes(image: bytes | dict[str, bytes]) -> bytes:
     if isinstance(image, dict):
         from tvm_ffi.utils.embed_cubin import make_fatbin
@@ -435,8 +395,14 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             elif spec.embeds:
                 path = _two_level(spec, root, root_fd, timeout, verbose, tools)
             else:
-                path = _cached(_entry(spec, root, "", tools), root, root_fd, timeout, verbose)
-            request = _hit_index.request_key(spec)
+                entry = _entry(spec, root, "", tools)
+                path = _remote_or_built(
+                    entry, root, root_fd, timeout, verbose,
+                    lambda: _cached(entry, root, root_fd, timeout, verbose),
+                )  # fmt: skip
+            request = spec.request
+            if request == "":  # not through the hit index (build_library's own callers)
+                request = _hit_index.request_key(spec)
             # The next fresh process finds it (not one built privately, see _cached_privately).
             if request is not None and path.parent.parent == root and _indexable(path):
                 _hit_index.record(root_fd, root, request, path, sorted(set(tools)))
@@ -495,7 +461,9 @@ def _entry(
         ]
     tools_out += [tool for _, tool in tools]
     ninja_text = _ninja.render(plan)
-    key = _key(spec, ninja_text, tools, root, plan.sources)
+    install = _cuda_install(spec, root)  # cached: the plan's own search
+    cuda_root = None if install is None else install.root
+    key = _keys.module_key(spec, ninja_text, tools, root, plan.sources, cuda_root)
     library = plan.output.rsplit("/", 1)[-1]
     return CacheEntry(spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library, linker)
 
@@ -556,9 +524,26 @@ def _two_level(
         ldflags=[*spec.ldflags, str(prebuilt)] if prebuilt is not None else spec.ldflags,
     )
     link_entry = _entry(link, root, "", tools)
-    found = _lookup(root_fd, root, link_entry, verbose)
-    if found is not None:
-        return found
+    return _remote_or_built(
+        link_entry, root, root_fd, timeout, verbose,
+        lambda: _objects_and_link(link, link_entry, obj_entry, linked, runtime, root, root_fd,
+                                  timeout, verbose, tools),
+    )  # fmt: skip
+
+
+def _objects_and_link(
+    link: Spec,
+    link_entry: CacheEntry,
+    obj_entry: CacheEntry,
+    linked: list[Path],
+    runtime: CacheEntry | None,
+    root: Path,
+    root_fd: int,
+    timeout: float,
+    verbose: bool,
+    tools: list[str],
+) -> Path:
+    """The second half of _two_level: the objects (and runtime) built, then linked."""
     with _alongside(runtime, root, root_fd, timeout, verbose):
         built = [_cached(obj_entry, root, root_fd, timeout, verbose)]
     if runtime is not None:  # built alongside: found now
@@ -567,6 +552,46 @@ def _two_level(
         link = link.replace(files=built)
         link_entry = _entry(link, root, "", tools)
     return _cached(link_entry, root, root_fd, timeout, verbose)
+
+
+def _remote_or_built(
+    entry: CacheEntry,
+    root: Path,
+    root_fd: int,
+    timeout: float,
+    verbose: bool,
+    build: Callable[[], Path],
+) -> Path:
+    """The library of ``entry``: found here, else fetched from the remote cache when one
+    is configured (see _remote), else ``build()`` (published to the remote by a builder).
+    A builder holds the remote build lock around ``build()`` where the remote has one; a
+    host that finds it held waits for that build and fetches its result."""
+    found = _lookup(root_fd, root, entry, verbose)
+    if found is not None:
+        return found
+    tier = _remote.configured()
+    if tier is None or entry.library.endswith(".o"):
+        return build()
+    if _fetched(tier, entry, root, root_fd, timeout):
+        return entry.path(root)
+    with tier.claim(entry.name, timeout) as waited:
+        if waited and _fetched(tier, entry, root, root_fd, timeout):
+            return entry.path(root)
+        path = build()
+    if tier.write:
+        tier.publish(path.parent.name, path.name, path.read_bytes())
+    return path
+
+
+def _fetched(tier, entry: CacheEntry, root: Path, root_fd: int, timeout: float) -> bool:
+    found = tier.fetch(entry.name, entry.library)
+    if found is None:
+        return False
+    url, payload = found
+    if not _remote.install(url, payload, root, root_fd, entry.name, entry.library, timeout):
+        return False
+    _log_hit(entry.path(root), f"fetched from {url}")
+    return True
 
 
 @contextlib.contextmanager

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RECIPE",
+    "feed_spec",
     "file_stamp",
     "find",
     "include_dir",
@@ -78,6 +79,9 @@ def find(spec, build_directory: object, verbose: bool) -> str | None:
     if build_directory is not None:
         return None
     request = request_key(spec, RECIPE)
+    # Kept with the spec: a miss records its entry under this request after the build,
+    # without hashing the request again (see _cached_build._built).
+    spec.request = request
     found = None if request is None else lookup(request, verbose_requested(verbose))
     # Without logging imported no handler can show the record (see _log.logging_enabled):
     # then _log is not imported either.
@@ -143,24 +147,29 @@ def _stamp_tree(top: str, lines: list[str], *, inode: bool) -> None:
                 lines.append(f"{line}:{st.st_ino}\n" if inode else f"{line}\n")
 
 
-def _feed(hasher: _cache.KeyHasher, label: str, value: object) -> None:
+def _feed(hasher: _cache.KeyHasher, label: str, value: object, portable=None) -> None:
     if isinstance(value, (bytes, bytearray, memoryview)):
         hasher.add(label, _cache.digest(bytes(value)))
     elif isinstance(value, dict):
         hasher.add(label, str(len(value)))
         for key in sorted(value):
-            _feed(hasher, f"{label}[{key}]", value[key])
+            _feed(hasher, f"{label}[{key}]", value[key], portable)
     elif isinstance(value, (list, tuple)):
         hasher.add(label, str(len(value)))
         for index, item in enumerate(value):
-            _feed(hasher, f"{label}[{index}]", item)
+            _feed(hasher, f"{label}[{index}]", item, portable)
+    elif portable is not None and isinstance(value, (str, os.PathLike)):
+        hasher.add(label, f"{type(value).__name__}:{portable(os.fspath(value))}")
     else:
         hasher.add(label, f"{type(value).__name__}:{value}")
 
 
 def request_key(spec, recipe: str = RECIPE) -> str | None:
     """The hash of the request ``spec`` alone (no tool looked up); None when the index
-    cannot answer for it (CUDA sources for the visible GPUs, with no fingerprint of them)."""
+    cannot answer for it (CUDA sources for the visible GPUs, with no fingerprint of them).
+    What this install and process add to :func:`feed_spec` (the package's path, the
+    Python, the variables the tool search reads) keeps it local: it names a record of
+    this cache, never a module (that is ``_keys.module_key``'s)."""
     hasher = _cache.KeyHasher()
     hasher.add("recipe", recipe)
     hasher.add("version", tvm_ffi.__version__)
@@ -177,14 +186,30 @@ def request_key(spec, recipe: str = RECIPE) -> str | None:
         if gpus is None:
             return None
         hasher.add("gpus", gpus)
-    for field, value in sorted(vars(spec).items()):
-        if field not in ("api", "docs"):  # neither changes the library
-            _feed(hasher, field, value)
-    for path in spec.files:
-        hasher.add("file", path.read_bytes())
+    feed_spec(hasher, spec)
     for path in linked_files(spec.ldflags):
         hasher.add("linked", file_stamp(path))
     return hasher.hexdigest()
+
+
+def feed_spec(hasher: _cache.KeyHasher, spec, portable=None) -> None:
+    """Hash what ``spec`` asks for, the one way both keys take it in: the request's (above)
+    and the module's (``_keys.module_key``). Every field that can change the library (not
+    ``api`` and ``docs``), and the bytes of each source file. ``portable``: str -> str,
+    applied to every text and path of the spec (the module's key names the install and
+    cache folders, never their paths)."""
+    for field in ("name", *sorted(spec._DEFAULTS)):
+        if field == "docs":  # neither docs nor api changes the library
+            continue
+        if field == "name" and portable is not None:
+            # The module's key: the file stem it gives is in build.ninja, and modules of
+            # one wrapper under other names share its objects entry.
+            continue
+        paths = field not in ("name", "inline_cpp", "inline_cuda")  # source text is as given
+        _feed(hasher, field, getattr(spec, field), portable if paths else None)
+    if not spec.keyed_files:
+        for path in spec.files:
+            hasher.add("file", path.read_bytes())
 
 
 def linked_files(ldflags: list[str]) -> list[str]:

@@ -68,6 +68,9 @@ class Spec:
     # cudart without CUDA sources: the link of objects made from them (_cached_build._two_level).
     link_cudart: bool
     archs: list | None  # arch=: a list of _arch.Arch, None for the default choice
+    # The hit index's request key, kept by _hit_index.find so that a miss records its
+    # entry without hashing the request again; "" until then (no key is empty).
+    request: str | None = ""
 
     # Field -> default (a type is called for a fresh empty value). Read-only.
     _DEFAULTS = {  # noqa: RUF012
@@ -236,10 +239,8 @@ def source_list(api: str, value: object, label: str = "sources") -> list[Path]:
     indexed = not isinstance(value, (str, os.PathLike))
     if not indexed:
         value = [value]
-    if not isinstance(value, Sequence) or not value:
-        raise TypeError(
-            f"{api}: {label} must be a path or a non-empty list of paths (got {value!r:.80})"
-        )
+    if not isinstance(value, Sequence):  # an empty list is no file, as for apache-tvm-ffi
+        raise TypeError(f"{api}: {label} must be a path or a list of paths (got {value!r:.80})")
     from pathlib import Path
 
     paths = []

@@ -266,7 +266,9 @@ _identity_memo: dict[tuple[str, str, int, int], str] = {}
 
 
 def tool_identity(tool: Path, cache_root: Path) -> str:
-    """Return ``"<resolved path>\\n<tool --version output>"`` for a cache key.
+    """Return ``"<tool --version output>\nsha256 <digest of the binary>"`` for a cache key:
+    what the tool is, never where it is, so that two hosts with the same compiler at
+    different paths agree on a module's key (a wrapper script's text is its digest).
 
     Remembered in ``<cache_root>/toolchain/`` keyed by the binary's resolved path, size
     and mtime, so only the first use of a given binary (ever, on this machine) runs it.
@@ -278,25 +280,23 @@ def tool_identity(tool: Path, cache_root: Path) -> str:
     if memo_key in _identity_memo:
         return _identity_memo[memo_key]
     digest = hashlib.sha256(real.encode()).hexdigest()[:16]
-    record_path = cache_root / "toolchain" / f"{os.path.basename(real)}-{digest}.json"
+    # -2: the identity without the path (records of the older form are not read).
+    record_path = cache_root / "toolchain" / f"{os.path.basename(real)}-{digest}-2.json"
     identity = _read_identity(record_path, stat_key)
     if identity is None:
-        identity = f"{real}\n{_run_version(real)}{_script_digest(real)}"
+        identity = f"{_run_version(real)}\nsha256 {_binary_digest(real)}"
         with contextlib.suppress(OSError):  # a read-only cache: the next process asks again
             _write_identity(record_path, stat_key, identity)
     _identity_memo[memo_key] = identity
     return identity
 
 
-def _script_digest(path: str) -> str:
-    """A wrapper script's text is its code, and its --version may not change with it."""
-    try:
-        with open(path, "rb") as f:
-            if f.read(2) != b"#!":
-                return ""
-            return "\nscript " + hashlib.sha256(b"#!" + f.read(1 << 20)).hexdigest()
-    except OSError:
-        return ""
+def _binary_digest(path: str) -> str:
+    hasher = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            hasher.update(chunk)
+    return hasher.hexdigest()
 
 
 def _read_identity(record_path: Path, memo_key: tuple[str, int, int]) -> str | None:

@@ -62,15 +62,22 @@ bool ListExportedFunctions(const std::string& path, std::vector<std::string>* ou
     *error = "cannot read the file";
     return false;
   }
+  return ListExportedFunctions(reinterpret_cast<const char*>(file.data()), file.size(), out, error,
+                               exports_cxx_runtime);
+}
+
+bool ListExportedFunctions(const char* data, size_t size, std::vector<std::string>* out,
+                           std::string* error, bool* exports_cxx_runtime) {
+  out->clear();
+  *exports_cxx_runtime = false;
   namespace detail = tvm::ffi::detail;
-  const char* data = reinterpret_cast<const char*>(file.data());
   detail::Elf64Sections sections;
-  if (file.size() < detail::kElf64HeaderSize || std::memcmp(data, ELFMAG, SELFMAG) != 0 ||
+  if (size < detail::kElf64HeaderSize || std::memcmp(data, ELFMAG, SELFMAG) != 0 ||
       data[EI_CLASS] != ELFCLASS64) {
     *error = "not an ELF64 file";
     return false;
   }
-  if (!sections.Open(data, file.size())) {
+  if (!sections.Open(data, size)) {
     *error = "truncated section header table";
     return false;
   }

@@ -220,6 +220,43 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
   return 0;
 }
 
+// torch.float32 -> "float32", numpy.dtype('float32') -> "float32": the string form a
+// DLDataType parameter reads (the C++ side parses it, one grammar).
+int DTypeArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
+  PyObject* text = PyObject_Str(obj);
+  if (text == nullptr) return -1;
+  frame->cleanups.push_back(Cleanup{nullptr, nullptr, text});
+  Py_ssize_t size = 0;
+  const char* chars = PyUnicode_AsUTF8AndSize(text, &size);
+  if (chars == nullptr) return -1;
+  if (size > 6 && std::strncmp(chars, "torch.", 6) == 0) {  // "torch.float32"
+    chars += 6;
+    size -= 6;
+  }
+  out->type_code = kTVMFFIStr;
+  out->flags = 0;
+  out->v_str = chars;  // inside `text`, alive until the call's cleanups run
+  out->size = size;
+  return 0;
+}
+
+// torch.device -> tvm_ffi.device(obj), a (device_type, index) pair: the one reading of a
+// device in Python, which a DLDevice parameter takes.
+int DeviceArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, int depth) {
+  static PyObject* make_device = nullptr;
+  if (make_device == nullptr) {
+    PyObject* module = PyImport_ImportModule("tvm_ffi._stream");
+    if (module == nullptr) return -1;
+    make_device = PyObject_GetAttrString(module, "device");
+    Py_DECREF(module);
+    if (make_device == nullptr) return -1;
+  }
+  PyObject* pair = PyObject_CallOneArg(make_device, obj);
+  if (pair == nullptr) return -1;
+  frame->cleanups.push_back(Cleanup{nullptr, nullptr, pair});
+  return SequenceArg(frame, pair, out, depth);
+}
+
 // Converts one argument. `slot` is where a tensor's DLTensor goes (NULL: allocate one).
 int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, int depth) {
   PyTypeObject* type = Py_TYPE(obj);
@@ -293,6 +330,10 @@ int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, 
       out->size = 0;
       return 0;
     }
+    case ArgKind::kDType:
+      return DTypeArg(frame, obj, out);
+    case ArgKind::kDevice:
+      return DeviceArg(frame, obj, out, depth);
     case ArgKind::kUnsupported: {
       // Objects and callables (ABI version 3); only types nothing else claimed get here.
       const int rc = ObjectArg(frame, obj, out);

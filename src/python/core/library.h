@@ -67,6 +67,10 @@ std::shared_ptr<Library> LoadLibrary(const std::string& path);
  */
 bool ListExportedFunctions(const std::string& path, std::vector<std::string>* out,
                            std::string* error, bool* exports_cxx_runtime);
+/*! rief The same for the `size` bytes of an ELF file at `data` (the fuzz target's entry,
+ *         tests/cpp/fuzz/fuzz_elf.cc). */
+bool ListExportedFunctions(const char* data, size_t size, std::vector<std::string>* out,
+                           std::string* error, bool* exports_cxx_runtime);
 
 }  // namespace tvm_ffi_py
 

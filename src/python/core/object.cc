@@ -163,9 +163,22 @@ PyObject* ObjectGetAttr(PyObject* self, PyObject* name) {
     if (class_key != nullptr && PyUnicode_Check(class_key)) type_key = PyUnicode_AsUTF8(class_key);
   }
   TVMFFIRefObject* member = nullptr;
+  TVMFFIRefObject* field = nullptr;
   const RegistryApi* api = type_key != nullptr ? EnsureRegistry() : nullptr;
   if (api != nullptr) member = api->get_member(type_key, text);
+  if (api != nullptr && member == nullptr && ref != nullptr) {
+    // A field (ObjectDef::def_ro): its getter, read now. See reflection/registry.h.
+    const std::string getter = std::string("__ffi_field__") + text;
+    field = api->get_member(type_key, getter.c_str());
+  }
   Py_XDECREF(class_key);
+  if (field != nullptr) {
+    PyObject* func = NewRefFunction(field, text);
+    if (func == nullptr) return nullptr;
+    PyObject* value = PyObject_CallOneArg(func, self);
+    Py_DECREF(func);
+    return value;
+  }
   if (member == nullptr) {
     if (type_key != nullptr && api == nullptr) return nullptr;  // the registry failed to load
     PyErr_Clear();

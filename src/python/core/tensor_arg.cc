@@ -104,6 +104,15 @@ void ReleaseLegacy(void* p) {
 
 // Whether `type` is torch.Tensor or a subclass; caches torch's is_conj/is_neg on the first
 // yes. Any trouble (no torch, no such methods) answers no.
+// A type named `name` or derived from one: torch's dtype and device, numpy's dtype classes
+// (numpy.dtypes.Float32DType derives from numpy.dtype), without importing either package.
+bool IsOrDerivesFrom(PyTypeObject* type, const char* name) {
+  for (PyTypeObject* t = type; t != nullptr; t = t->tp_base) {
+    if (std::strcmp(t->tp_name, name) == 0) return true;
+  }
+  return false;
+}
+
 bool IsTorchTensorType(PyTypeObject* type) {
   PyObject* torch = ImportedModule("torch");  // an instance exists, so torch is imported
   if (torch == nullptr) return false;
@@ -181,6 +190,10 @@ const TypeInfo* ClassifyType(PyTypeObject* type) {
       info.torch_tensor = IsTorchTensorType(type);
     } else if (IsCtypesVoidP(type)) {
       info.kind = ArgKind::kOpaquePtr;
+    } else if (IsOrDerivesFrom(type, "torch.dtype") || IsOrDerivesFrom(type, "numpy.dtype")) {
+      info.kind = ArgKind::kDType;
+    } else if (IsOrDerivesFrom(type, "torch.device")) {
+      info.kind = ArgKind::kDevice;
     } else if (type->tp_as_number != nullptr && type->tp_as_number->nb_index != nullptr) {
       info.kind = ArgKind::kInt;  // numpy integer scalars
     } else if (type->tp_as_number != nullptr && type->tp_as_number->nb_float != nullptr) {

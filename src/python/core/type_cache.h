@@ -27,6 +27,8 @@ enum class ArgKind : uint8_t {
   kSequence,     // list/tuple subclass
   kMapping,      // dict subclass
   kOpaquePtr,    // ctypes.c_void_p
+  kDType,        // torch.dtype, numpy.dtype: passed as their name ("float32")
+  kDevice,       // torch.device: passed as tvm_ffi.device() of it, a (type, index) pair
   kUnsupported,
 };
 

@@ -5,12 +5,6 @@
 #ifndef TVM_FFI_PY_CUDA_DECLS_CUDA_RUNTIME_H_
 #define TVM_FFI_PY_CUDA_DECLS_CUDA_RUNTIME_H_
 
-#include "driver_types.h"
-
-struct dim3 {
-  unsigned int x, y, z;
-  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
-      : x(vx), y(vy), z(vz) {}
-};
+#include "driver_types.h"  // ::dim3 is there, as the runtime's launch configuration needs it
 
 #endif  // TVM_FFI_PY_CUDA_DECLS_CUDA_RUNTIME_H_

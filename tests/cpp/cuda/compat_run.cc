@@ -1,5 +1,5 @@
 // The apache-tvm-ffi compatibility names, run on a CPU machine: ConstructLaunchConfig's
-// output, how TVM_FFI_EMBED_CUBIN_FROM_BYTES sizes and labels its image (validation comes
+// output, a runtime-API launch configuration as LaunchEx reads it, how TVM_FFI_EMBED_CUBIN_FROM_BYTES sizes and labels its image (validation comes
 // before the driver), and what CUDADeviceGuard and cuda_api say without a driver. Prints
 // "<case>: <result>" per line for test_apache_compat.py.
 #include <tvm/ffi/extra/cuda/cubin_launcher.h>
@@ -62,6 +62,37 @@ int main() {
     char label[32];
     std::snprintf(label, sizeof(label), "cluster %d", cluster);
     PrintConfig(label, r, config, attr);
+  }
+  {
+    // A runtime-API configuration, as code written for apache-tvm-ffi's default mode builds
+    // it: the driver's view shares its attributes.
+    cudaLaunchAttribute attrs[2] = {};
+    attrs[0].id = cudaLaunchAttributeCooperative;
+    attrs[0].val.cooperative = 1;
+    attrs[1].id = cudaLaunchAttributeClusterDimension;
+    attrs[1].val.clusterDim.x = 2;
+    attrs[1].val.clusterDim.y = 1;
+    attrs[1].val.clusterDim.z = 1;
+    cudaLaunchConfig_t runtime{};
+    runtime.gridDim = {6, 1, 1};
+    runtime.blockDim = {64, 2, 1};
+    runtime.dynamicSmemBytes = 512;
+    runtime.stream = stream;
+    runtime.attrs = attrs;
+    runtime.numAttrs = 2;
+    const CUlaunchConfig driver = tvm::ffi::detail::DriverLaunchConfig(runtime);
+    std::printf("runtime config: grid %u %u %u block %u %u %u smem %u stream %p attrs %u [id %d "
+                "cooperative %d] [id %d cluster %u] shared: %s\n",
+                driver.gridDimX, driver.gridDimY, driver.gridDimZ, driver.blockDimX,
+                driver.blockDimY, driver.blockDimZ, driver.sharedMemBytes,
+                static_cast<void*>(driver.hStream), driver.numAttrs,
+                static_cast<int>(driver.attrs[0].id), driver.attrs[0].value.cooperative,
+                static_cast<int>(driver.attrs[1].id), driver.attrs[1].value.clusterDim.x,
+                static_cast<void*>(driver.attrs) == static_cast<void*>(attrs) ? "yes" : "no");
+    tvm::ffi::CubinKernel empty;
+    void* args[] = {nullptr};
+    std::printf("runtime config on an empty kernel: %d\n",
+                static_cast<int>(empty.LaunchEx(args, runtime)));
   }
   Report("bytes", [] { (void)EmbedCubinModule_truncated_bytes::Global()->mod; });
   Report("bytes again", [] { (void)TVM_FFI_EMBED_CUBIN_GET_MODULE(truncated_bytes); });

@@ -96,6 +96,12 @@ def test_compat_names_at_run_time(toolchain, has_driver, tmp_path):
         "result 0 grid 8 2 1 block 128 1 1 smem 4096 stream 0x1234 attrs 0 [attrs null]"
     )
     assert lines["cluster 0"].startswith("result 1 ")  # CUDA_ERROR_INVALID_VALUE
+    # LaunchEx(args, cudaLaunchConfig_t): the same launch, the caller's attributes in place.
+    assert lines["runtime config"] == (
+        "grid 6 1 1 block 64 2 1 smem 512 stream 0x1234 attrs 2 [id 2 cooperative 1] "
+        "[id 4 cluster 2] shared: yes"
+    )
+    assert lines["runtime config on an empty kernel"] == "400"  # CUDA_ERROR_INVALID_HANDLE
     # FROM_BYTES: the array's size is sizeof(array), whatever its element type; the label is
     # the embed name. Validation runs before the driver is needed, so this holds everywhere.
     for case, name in [

@@ -1,6 +1,7 @@
 """apache-tvm-ffi's CUDA names on a GPU: LaunchEx with a hand-built CUlaunchConfig (cluster +
-programmatic stream serialization) and with cuda_api::ConstructLaunchConfig, a bin2c array
-through TVM_FFI_EMBED_CUBIN_FROM_BYTES, GetKernelWithMaxDynamicSharedMemory(name, bytes)
+programmatic stream serialization), with a runtime-API cudaLaunchConfig_t (cluster) and with
+cuda_api::ConstructLaunchConfig, a bin2c array through TVM_FFI_EMBED_CUBIN_FROM_BYTES,
+GetKernelWithMaxDynamicSharedMemory(name, bytes)
 (apache's meaning: dynamic bytes, -1 for the device maximum less the kernel's static memory),
 and CUDADeviceGuard switching and restoring devices.
 
@@ -94,6 +95,26 @@ void ClusterInfoHandBuilt(TensorView out, int64_t blocks, int64_t cluster) {
   void* p = out.data_ptr();
   void* args[] = {&p};
   TVM_FFI_CHECK_CUBIN_LAUNCHER_CUDA_ERROR(kernel.LaunchEx(args, config));
+}
+
+// A cudaLaunchConfig_t, as code written for apache-tvm-ffi's runtime-API mode builds it
+// (FlashInfer's alphamoe_fused_router.cu): a cluster along x.
+void ClusterInfoRuntimeConfig(TensorView out, int64_t blocks, int64_t cluster) {
+  static auto kernel = TVM_FFI_EMBED_CUBIN_GET_KERNEL(compat, "cluster_info");
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(cluster);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t launch{};
+  launch.gridDim = {static_cast<unsigned>(blocks), 1, 1};
+  launch.blockDim = {32, 1, 1};
+  launch.stream = StreamOf(out);
+  launch.attrs = &attribute;
+  launch.numAttrs = 1;
+  void* p = out.data_ptr();
+  void* args[] = {&p};
+  TVM_FFI_CHECK_CUBIN_LAUNCHER_CUDA_ERROR(kernel.LaunchEx(args, launch));
 }
 
 // The PDL pair, the dependent launched with a hand-built config: clusters of 2 + PSS.
@@ -210,6 +231,7 @@ void AddOneBothDefaultStreams(TensorView x0, TensorView y0, TensorView x1, Tenso
 }
 
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(cluster_info_hand_built, ClusterInfoHandBuilt);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(cluster_info_runtime_config, ClusterInfoRuntimeConfig);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(pdl_pair_hand_built, PdlPairHandBuilt);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(cluster_info_constructed, ClusterInfoConstructed);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(smem_reverse, SmemReverse);
@@ -296,6 +318,18 @@ def test_launch_ex_hand_built_config(module, cluster):
     blocks = 16
     out = torch.full((blocks, 2), 0xDEAD, dtype=torch.int32, device="cuda")
     module.cluster_info_hand_built(out, blocks, cluster)
+    torch.cuda.synchronize()
+    rows = _cluster_rows(out)
+    assert all(size == cluster for _, size in rows), rows
+    assert sorted(rank for rank, _ in rows) == sorted(list(range(cluster)) * (blocks // cluster))
+
+
+@pytest.mark.parametrize("cluster", [2, 4])
+def test_launch_ex_runtime_api_config(module, cluster):
+    gpu.needs_hopper("clusters")
+    blocks = 16
+    out = torch.full((blocks, 2), 0xDEAD, dtype=torch.int32, device="cuda")
+    module.cluster_info_runtime_config(out, blocks, cluster)
     torch.cuda.synchronize()
     rows = _cluster_rows(out)
     assert all(size == cluster for _, size in rows), rows

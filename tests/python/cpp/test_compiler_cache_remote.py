@@ -14,57 +14,30 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from helpers import tools
+from helpers import servers, tools
 from tvm_ffi import cpp
 
 HOST_SOURCE = "int answer() { return 42; }"
 DEVICE_SOURCE = '__global__ void bump(int* x) { *x += 1; }\nextern "C" int plain() { return 1; }\n'
 
 
-REDIS = shutil.which("redis-server")
+REDIS = servers.REDIS
 needs_redis = pytest.mark.skipif(
     REDIS is None, reason="needs redis-server (Debian: apt-get install redis-server)"
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
-    """A private, memory-only redis-server; its URL."""
-    port = _free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(
-        [REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"redis-server did not start on port {port}") from None
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    """A private, memory-only redis-server; its URL without a database number (as the
+    compiler caches' settings write it)."""
+    with servers.redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url.rsplit("/", 1)[0]
 
 
 @pytest.fixture(autouse=True)
@@ -146,7 +119,7 @@ def test_sccache_remote_hit_from_a_fresh_cache_dir(redis_url, tmp_path, monkeypa
     monkeypatch.setenv("TVM_FFI_COMPILER_LAUNCHER", SCCACHE)
     monkeypatch.setenv("SCCACHE_REDIS_ENDPOINT", redis_url)
     monkeypatch.setenv("SCCACHE_REDIS_KEY_PREFIX", tmp_path.name)
-    monkeypatch.setenv("SCCACHE_SERVER_PORT", str(_free_port()))
+    monkeypatch.setenv("SCCACHE_SERVER_PORT", str(servers.free_port()))
     monkeypatch.setenv("SCCACHE_IDLE_TIMEOUT", "0")
     device = tools.has_nvcc()
     # Device code: one build directory path on both hosts (each host starts it empty).

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import tools
 from tvm_ffi import cpp
-from tvm_ffi.cpp import _hit_index, _host_cuda, _toolchain
+from tvm_ffi.cpp import _hit_index, _host_cuda, _keys, _toolchain
 
 needs_nvcc = pytest.mark.skipif(not tools.has_nvcc(), reason="needs the CUDA toolkit (nvcc)")
 
@@ -156,6 +156,9 @@ def test_ldflags_relink_only(cache_dir):
 def test_header_change_rebuilds_objects_and_link(cache_dir, monkeypatch):
     _build("jit_hdr", _ptx("one"))
     monkeypatch.setattr(_hit_index, "package_fingerprint", lambda include_dir: "edited")
+    # The module key takes the headers' content (the fingerprint above sends the hit index
+    # the full way; this stands for the edited bytes).
+    monkeypatch.setattr(_keys, "package_digest", lambda root: "edited")
     _build("jit_hdr", _ptx("one"))
     assert len(_object_stamp(cache_dir)) == 2
     assert len(_entries(cache_dir, "jit_hdr_*")) == 2

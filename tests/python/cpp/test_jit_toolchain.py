@@ -107,8 +107,10 @@ def test_tool_identity_is_remembered_on_disk(tmp_path, monkeypatch):
     tool.write_text("#!/bin/sh\necho 'cc 1.0'\n")
     tool.chmod(0o755)
     identity = _toolchain.tool_identity(tool, tmp_path)
-    # A script's text is part of its identity (issue 20, item 6).
-    assert identity == f"{tool}\ncc 1.0\nscript {hashlib.sha256(tool.read_bytes()).hexdigest()}"
+    # What the tool says and its bytes (a script's text too), never its path: two hosts with
+    # the same compiler at different paths agree (docs/dev/remote_cache.md).
+    assert identity == f"cc 1.0\nsha256 {hashlib.sha256(tool.read_bytes()).hexdigest()}"
+    assert str(tmp_path) not in identity
     (record,) = (tmp_path / "toolchain").glob("cc-*.json")
     assert json.loads(record.read_text())["identity"] == identity
     _toolchain._identity_memo.clear()

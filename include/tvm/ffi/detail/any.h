@@ -100,6 +100,17 @@ void BorrowValue(const T& value, TVMFFIAny* out) {
   }
 }
 
+}  // namespace detail
+
+// compat: apache-tvm-ffi (its hand-written C entries write a result through
+// TypeTraits<T>::CopyToAnyView, e.g. None: TypeTraits<std::nullptr_t>::CopyToAnyView(nullptr, r))
+template <typename T>
+struct TypeTraits {
+  static void CopyToAnyView(const T& value, TVMFFIAny* out) { detail::BorrowValue(value, out); }
+};
+
+namespace detail {
+
 /*! \brief What AnyView and Any both offer, read from Derived::raw(). */
 template <typename Derived>
 class AnyReader {

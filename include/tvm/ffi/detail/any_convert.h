@@ -16,6 +16,7 @@
 
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/c_api.h>
+#include <tvm/ffi/detail/dtype.h>
 #include <tvm/ffi/detail/tensor.h>
 #include <tvm/ffi/detail/string.h>
 
@@ -280,6 +281,58 @@ struct TypeTraits<bool> {
   static void ToResult(bool v, TVMFFIAny* out, char**) {
     SetScalar(out, kTVMFFIBool);
     out->v_int64 = v ? 1 : 0;
+  }
+};
+
+/*! \brief Enumerations travel as their underlying integer. */
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_enum_v<T>>> {
+  using Int = TypeTraits<std::underlying_type_t<T>>;
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = true;
+  static void AppendName(std::string* out) { *out += "int"; }
+  static T FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_UNLIKELY(v.type_code != kTVMFFIInt)) ThrowTypeMismatch<T>(v);
+    return static_cast<T>(Int::FromArg(v));
+  }
+  static size_t ResultBytes(T) { return 0; }
+  static void ToResult(T v, TVMFFIAny* out, char** cursor) {
+    Int::ToResult(static_cast<std::underlying_type_t<T>>(v), out, cursor);
+  }
+};
+
+/*!
+ * \brief A data type travels as its string form ("float32", "bfloat16", "int8x4"): Python
+ * passes a str, a torch.dtype or a numpy dtype, and gets a str back.
+ */
+template <>
+struct TypeTraits<DLDataType> {
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = false;
+  static void AppendName(std::string* out) { *out += "dtype"; }
+  static DLDataType FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_UNLIKELY(v.type_code != kTVMFFIStr)) ThrowTypeMismatch<DLDataType>(v);
+    const std::string_view text(v.v_str, static_cast<size_t>(v.size));
+    try {
+      return StringToDLDataType(text);
+    } catch (const Error&) {
+      throw ConversionError{"", "", "",
+                            Concat({"must name a data type such as float32 (got \"", text,
+                                    "\")"})};
+    }
+  }
+  static size_t ResultBytes(DLDataType v) { return RoundUp8(Text(v).size() + 1); }
+  static void ToResult(DLDataType v, TVMFFIAny* out, char** cursor) {
+    CharsResult<kTVMFFIStr>::ToResult(Text(v), out, cursor);
+  }
+
+ private:
+  static std::string Text(DLDataType v) {
+    std::string text;
+    AppendDType(text, v);
+    return text;
   }
 };
 

@@ -133,7 +133,9 @@ class StringAppendBuf : public Buf {
     }
     return Buf::traits_type::not_eof(c);
   }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
+  // std::streamsize, named through Buf: libc++'s <iosfwd> does not declare it.
+  using Size = decltype(std::declval<Buf&>().sputn(nullptr, 0));
+  Size xsputn(const char* s, Size n) override {
     out_->append(s, static_cast<size_t>(n));
     return n;
   }

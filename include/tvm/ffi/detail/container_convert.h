@@ -183,6 +183,35 @@ struct TypeTraits<std::tuple<Ts...>> {
   }
 };
 
+/*!
+ * \brief A device travels as the pair (device_type, device_id), as tvm_ffi.Device is: Python
+ * passes a tvm_ffi.Device, a torch.device or a pair of ints, and gets a pair back.
+ */
+template <>
+struct TypeTraits<DLDevice> {
+  using Pair = TypeTraits<std::tuple<int32_t, int32_t>>;
+  static constexpr bool kArg = true;
+  static constexpr bool kResult = true;
+  static constexpr bool kInlineResult = false;
+  static void AppendName(std::string* out) { *out += "Device"; }
+  static DLDevice FromArg(const TVMFFIAny& v) {
+    if (TVM_FFI_UNLIKELY(v.type_code != kTVMFFIArray || v.size != 2)) {
+      ThrowTypeMismatch<DLDevice>(v);
+    }
+    const auto [device_type, device_id] = Pair::FromArg(v);
+    return DLDevice{static_cast<DLDeviceType>(device_type), device_id};
+  }
+  static size_t ResultBytes(DLDevice v) { return Pair::ResultBytes(AsPair(v)); }
+  static void ToResult(DLDevice v, TVMFFIAny* out, char** cursor) {
+    Pair::ToResult(AsPair(v), out, cursor);
+  }
+
+ private:
+  static std::tuple<int32_t, int32_t> AsPair(DLDevice v) {
+    return {static_cast<int32_t>(v.device_type), v.device_id};
+  }
+};
+
 // ---- the tvm::ffi containers: the same wire forms as their std:: counterparts ------------
 
 template <typename T>

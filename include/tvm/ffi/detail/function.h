@@ -14,6 +14,7 @@
 
 #include <tvm/ffi/detail/any.h>
 #include <tvm/ffi/base.h>
+#include <tvm/ffi/base_detail.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/detail/tensor.h>
 #include <tvm/ffi/detail/export.h>
@@ -22,6 +23,8 @@
 #include <tvm/ffi/detail/optional.h>
 #include <tvm/ffi/detail/string.h>
 
+#include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -155,6 +158,12 @@ class Function : public ObjectRef {
     return Any::FromResult(result);
   }
   Any CallPacked(PackedArgs args) const { return CallPacked(args.data(), args.size()); }
+  // compat: apache-tvm-ffi (its CallPacked stores the result through a pointer)
+  void CallPacked(const AnyView* args, int32_t num_args, Any* result) const {
+    *result = CallPacked(args, num_args);
+  }
+  // compat: apache-tvm-ffi
+  void CallPacked(PackedArgs args, Any* result) const { *result = CallPacked(args); }
 
   template <typename... Args>
   Any operator()(const Args&... args) const {
@@ -191,9 +200,82 @@ class Function : public ObjectRef {
   }
 };
 
+namespace detail {
+
+// compat: apache-tvm-ffi. The error the last TVM_FFI_SAFE_CALL_END of this thread caught, for
+// the TVM_FFI_CHECK_SAFE_CALL that checks its return code. Private to the library: a
+// hand-written C entry and the C++ that checks it live in one library.
+TVM_FFI_DETAIL_TLS_MODEL_BEGIN
+TVM_FFI_DLL_LOCAL inline std::optional<Error>& SafeCallRaised() noexcept {
+  static thread_local std::optional<Error> raised TVM_FFI_DETAIL_TLS_MODEL;
+  return raised;
+}
+TVM_FFI_DETAIL_TLS_MODEL_END
+
+/*! \brief Stores the exception being handled for TVM_FFI_CHECK_SAFE_CALL; returns -1. */
+TVM_FFI_COLD inline int SetSafeCallRaised() noexcept {
+  try {
+    try {
+      throw;
+    } catch (const Error& e) {
+      SafeCallRaised() = e;
+    } catch (const std::exception& e) {
+      // apache-tvm-ffi's kind for an exception that is no tvm::ffi::Error.
+      SafeCallRaised() = Error("InternalError", e.what());
+    } catch (...) {
+      SafeCallRaised() = Error("InternalError", "a C++ exception of unknown type");
+    }
+  } catch (...) {  // building the Error ran out of memory; the code still says it failed
+  }
+  return -1;
+}
+
+/*! \brief Throws what the failed safe call stored (`code` is its return code). */
+[[noreturn]] TVM_FFI_COLD inline void ThrowSafeCallRaised(int code) {
+  std::optional<Error>& raised = SafeCallRaised();
+  if (raised.has_value()) {
+    Error error = *raised;
+    raised.reset();
+    throw error;
+  }
+  throw Error("InternalError", Concat({"a safe call returned ", DecimalText(code),
+                                       " without an error raised in this library"}));
+}
+
+}  // namespace detail
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
+
+/*!
+ * \brief compat: apache-tvm-ffi. Brackets the body of a C function that returns 0 on success:
+ * an exception thrown inside becomes the return code -1, and the error is kept (per thread, in
+ * this library) for TVM_FFI_CHECK_SAFE_CALL. The body may not return on its own.
+ *
+ *   extern "C" int Run(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+ *     TVM_FFI_SAFE_CALL_BEGIN();
+ *     ...
+ *     TVM_FFI_SAFE_CALL_END();
+ *   }
+ */
+#define TVM_FFI_SAFE_CALL_BEGIN() \
+  try {                           \
+  (void)0
+#define TVM_FFI_SAFE_CALL_END()                             \
+  return 0;                                                 \
+  }                                                         \
+  catch (...) {                                             \
+    return ::tvm::ffi::detail::SetSafeCallRaised();         \
+  }                                                         \
+  TVM_FFI_UNREACHABLE()
+/*! \brief compat: apache-tvm-ffi. Throws the kept error when `func` (a safe call) returns non-zero. */
+#define TVM_FFI_CHECK_SAFE_CALL(func)                                                  \
+  {                                                                                    \
+    const int tvm_ffi_safe_call_code_ = (func);                                        \
+    if (TVM_FFI_UNLIKELY(tvm_ffi_safe_call_code_ != 0)) {                              \
+      ::tvm::ffi::detail::ThrowSafeCallRaised(tvm_ffi_safe_call_code_);                \
+    }                                                                                  \
+  }
 
 /*!
  * \brief Exports `...` (a function name or a lambda expression; variadic so a lambda body may

@@ -8,6 +8,7 @@
 #ifndef TVM_FFI_DETAIL_NAMES_H_
 #define TVM_FFI_DETAIL_NAMES_H_
 
+#include <tvm/ffi/base_detail.h>
 #include <tvm/ffi/detail/any.h>
 #include <tvm/ffi/detail/array.h>
 #include <tvm/ffi/detail/dtype.h>
@@ -17,6 +18,7 @@
 #include <tvm/ffi/detail/object.h>
 #include <tvm/ffi/detail/optional.h>
 #include <tvm/ffi/detail/shape.h>
+#include <tvm/ffi/detail/std_compat.h>  // compat: apache-tvm-ffi
 #include <tvm/ffi/detail/string.h>
 #include <tvm/ffi/detail/tensor.h>
 #include <tvm/ffi/detail/tuple.h>

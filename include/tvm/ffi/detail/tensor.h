@@ -379,6 +379,42 @@ class Tensor {
   bool read_only_ = false;  // a borrowed argument's mark (an owned one's is in its flags)
 };
 
+// compat: apache-tvm-ffi (its free functions on DLTensor; the same rules as TensorView's)
+/*! \brief Bytes of `numel` elements of `dtype`; sub-byte types are packed. */
+inline size_t GetDataSize(size_t numel, DLDataType dtype) {
+  return static_cast<size_t>((static_cast<uint64_t>(numel) * dtype.bits * dtype.lanes + 7) / 8);
+}
+// compat: apache-tvm-ffi
+inline size_t GetDataSize(const DLTensor& tensor) {
+  return GetDataSize(static_cast<size_t>(TensorView(&tensor).numel()), tensor.dtype);
+}
+// compat: apache-tvm-ffi
+inline size_t GetDataSize(const TensorView& tensor) {
+  return GetDataSize(static_cast<size_t>(tensor.numel()), tensor.dtype());
+}
+// compat: apache-tvm-ffi
+inline size_t GetDataSize(const Tensor& tensor) {
+  return GetDataSize(static_cast<size_t>(tensor.numel()), tensor.dtype());
+}
+// compat: apache-tvm-ffi
+inline bool IsContiguous(const DLTensor& tensor) { return TensorView(&tensor).IsContiguous(); }
+/*! \brief compat: apache-tvm-ffi. Whether the host can add offsets to the device's pointers. */
+inline bool IsDirectAddressDevice(const DLDevice& device) {
+  // DLPack's fixed numbers (CPU, CUDA, CUDA host, ROCm, ROCm host, CUDA managed): a dlpack.h
+  // included before ours may predate the newer enumerators.
+  switch (static_cast<int>(device.device_type)) {
+    case 1: case 2: case 3: case 10: case 11: case 13: return true;
+    default: return false;
+  }
+}
+/*! \brief compat: apache-tvm-ffi. Whether the first element's address is a multiple of `alignment`. */
+inline bool IsAligned(const DLTensor& tensor, size_t alignment) {
+  if (!IsDirectAddressDevice(tensor.device)) return tensor.byte_offset % alignment == 0;
+  return reinterpret_cast<uintptr_t>(static_cast<const char*>(tensor.data) + tensor.byte_offset) %
+             alignment ==
+         0;
+}
+
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END

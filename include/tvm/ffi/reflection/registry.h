@@ -71,6 +71,17 @@ struct MethodCall {
   }
 };
 
+template <typename T, typename Member, typename Field>
+struct FieldGet {
+  Member field;
+  Field operator()(ObjectRef self) const { return SelfAs<T>(self, T::_type_key)->*field; }
+};
+
+/*! \brief Where a field's getter is registered: Python reads `obj.name` through it. */
+inline std::string FieldMemberName(const char* name) {
+  return ::tvm::ffi::detail::Concat({"__ffi_field__", name});
+}
+
 template <typename T, typename Method>
 struct MethodOf;
 template <typename T, typename C, typename R, typename... Args>
@@ -181,6 +192,21 @@ class ObjectDef {
   ObjectDef& def_static(const char* name, Func&& func, Extra&&...) {
     return Member(name, Function::FromTyped(std::forward<Func>(func),
                                             std::string(T::_type_key) + "." + name));
+  }
+
+  // compat: apache-tvm-ffi (a field Python reads as an attribute, `obj.name`; its value is
+  // converted as a result is, at each read)
+  template <typename Class, typename Field, typename... Extra>
+  ObjectDef& def_ro(const char* name, Field Class::*field, Extra&&...) {
+    const std::string member = detail::FieldMemberName(name);
+    return Member(member.c_str(),
+                  Function::FromTyped(detail::FieldGet<T, Field Class::*, Field>{field},
+                                      std::string(T::_type_key) + "." + name));
+  }
+  // compat: apache-tvm-ffi (here too read-only from Python: assigning raises AttributeError)
+  template <typename Class, typename Field, typename... Extra>
+  ObjectDef& def_rw(const char* name, Field Class::*field, Extra&&... extra) {
+    return def_ro(name, field, std::forward<Extra>(extra)...);
   }
 
  private:

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/error.h>
+#include <tvm/ffi/detail/std_compat.h>  // compat: apache-tvm-ffi
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 #include <tvm/ffi/extra/cuda/dim3.h>
 

@@ -181,6 +181,10 @@ class CubinKernel {
     }
     return LaunchRaw(config, args);
   }
+  // compat: apache-tvm-ffi (code written for its runtime-API mode builds a cudaLaunchConfig_t)
+  LaunchResult LaunchEx(void** args, const cudaLaunchConfig_t& config) const {
+    return LaunchEx(args, detail::DriverLaunchConfig(config));
+  }
 
   /*!
    * \brief Launch with typed arguments: `kernel.LaunchWithArgs(cfg, x_ptr, y_ptr, n)`. Each

@@ -23,18 +23,54 @@
 #endif
 
 #include <cuda.h>
+#include <driver_types.h>
 #include <tvm/ffi/base.h>
 #include <tvm/ffi/detail/error.h>
 #include <tvm/ffi/extra/cuda/base.h>
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 #include <tvm/ffi/extra/cuda/detail/driver_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 // Hidden: each library keeps its own copy; no library binds to another's instantiations.
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
+namespace detail {
+
+// The runtime API's launch attributes are the driver's under other names: the same ids, the
+// same value layout (the runtime passes them on to cuLaunchKernelEx). These hold that.
+static_assert(sizeof(cudaLaunchAttribute) == sizeof(CUlaunchAttribute) &&
+                  offsetof(cudaLaunchAttribute, val) == offsetof(CUlaunchAttribute, value) &&
+                  sizeof(cudaLaunchAttributeValue) == sizeof(CUlaunchAttributeValue),
+              "cudaLaunchAttribute and CUlaunchAttribute differ in layout");
+static_assert(static_cast<int>(cudaLaunchAttributeCooperative) ==
+                      static_cast<int>(CU_LAUNCH_ATTRIBUTE_COOPERATIVE) &&
+                  static_cast<int>(cudaLaunchAttributeClusterDimension) ==
+                      static_cast<int>(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) &&
+                  static_cast<int>(cudaLaunchAttributeProgrammaticStreamSerialization) ==
+                      static_cast<int>(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION),
+              "cudaLaunchAttributeID and CUlaunchAttributeID differ");
+
+/*! \brief The driver's view of a runtime-API launch configuration; attributes are shared. */
+inline CUlaunchConfig DriverLaunchConfig(const cudaLaunchConfig_t& config) noexcept {
+  CUlaunchConfig raw{};
+  raw.gridDimX = config.gridDim.x;
+  raw.gridDimY = config.gridDim.y;
+  raw.gridDimZ = config.gridDim.z;
+  raw.blockDimX = config.blockDim.x;
+  raw.blockDimY = config.blockDim.y;
+  raw.blockDimZ = config.blockDim.z;
+  raw.sharedMemBytes = static_cast<unsigned>(config.dynamicSmemBytes);
+  raw.hStream = config.stream;  // cudaStream_t is CUstream
+  raw.attrs = reinterpret_cast<CUlaunchAttribute*>(config.attrs);
+  raw.numAttrs = config.numAttrs;
+  return raw;
+}
+
+}  // namespace detail
+
 namespace cuda_api {
 
 using StreamHandle = CUstream;
@@ -121,6 +157,12 @@ inline ResultType LaunchKernel(KernelHandle kernel, void** args, dim3 grid, dim3
 inline ResultType LaunchKernelEx(KernelHandle kernel, void** args, const LaunchConfig& config) {
   return detail::DriverApi::Get().LaunchKernelEx(&config, reinterpret_cast<CUfunction>(kernel),
                                                  args, nullptr);
+}
+
+// compat: apache-tvm-ffi (code written for its runtime-API mode builds a cudaLaunchConfig_t)
+inline ResultType LaunchKernelEx(KernelHandle kernel, void** args,
+                                 const cudaLaunchConfig_t& config) {
+  return LaunchKernelEx(kernel, args, detail::DriverLaunchConfig(config));
 }
 
 /*!

@@ -1,0 +1,103 @@
+"""An OCI registry as a remote module cache (``oci://host:port/repository``), through the
+distribution API v2 with the standard library's HTTP client (no client package: the few
+calls below are the whole protocol; TLS for ``oci://`` except on a loopback host, plain
+HTTP for ``oci+http://``). An entry is an OCI artifact: a manifest tagged after the entry,
+one layer holding the stored entry. A registry has no lock: hosts missing one entry at once
+may each build and upload it (the same bytes under the same tag)."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import urllib.parse
+
+__all__ = ["Backend"]
+
+_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+_CONFIG = "application/vnd.oci.empty.v1+json"
+_LAYER = "application/vnd.tvm-ffi.module.v1"
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class Backend:
+    locks = False
+
+    def __init__(self, url: str, timeout: float) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self._repo = parts.path.strip("/")
+        if not parts.hostname or not self._repo:
+            raise ValueError(f"{url!r}: give oci://host[:port]/repository")
+        plain = parts.scheme == "oci+http" or parts.hostname in _LOOPBACK
+        self._conn_type = http.client.HTTPConnection if plain else http.client.HTTPSConnection
+        self._netloc = parts.netloc
+        self._timeout = timeout
+
+    def _request(self, method: str, path: str, body: bytes | None = None, headers=None):
+        """(status, headers, body) of one request (a new connection: no state to keep)."""
+        conn = self._conn_type(self._netloc, timeout=self._timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, response, response.read()
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _tag(name: str) -> str:
+        # A tag is [A-Za-z0-9_][A-Za-z0-9._-]{0,127}: an entry name may hold '+' or be long.
+        return "e-" + hashlib.sha256(name.encode()).hexdigest()[:62]
+
+    def _manifest(self, name: str, method: str):
+        path = f"/v2/{self._repo}/manifests/{self._tag(name)}"
+        return self._request(method, path, headers={"Accept": _MANIFEST})
+
+    def get(self, name: str) -> bytes | None:
+        status, _, body = self._manifest(name, "GET")
+        if status == 404:
+            return None
+        _expect(status, 200, "GET manifest")
+        layers = json.loads(body).get("layers") or [{}]
+        digest = layers[0].get("digest", "")
+        status, _, blob = self._request("GET", f"/v2/{self._repo}/blobs/{digest}")
+        _expect(status, 200, "GET blob")
+        return blob  # its digest is checked by the tier's own (signed) digest
+
+    def has(self, name: str) -> bool:
+        return self._manifest(name, "HEAD")[0] == 200
+
+    def put(self, name: str, blob: bytes) -> bool:
+        if self.has(name):
+            return False
+        config = b"{}"
+        layer = self._upload(blob)
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": _MANIFEST,
+            "config": {"mediaType": _CONFIG, "digest": self._upload(config), "size": len(config)},
+            "layers": [{"mediaType": _LAYER, "digest": layer, "size": len(blob),
+                        "annotations": {"org.opencontainers.image.title": name}}],
+        }  # fmt: skip
+        path = f"/v2/{self._repo}/manifests/{self._tag(name)}"
+        body = json.dumps(manifest).encode()
+        status = self._request("PUT", path, body, {"Content-Type": _MANIFEST})[0]
+        _expect(status, 201, "PUT manifest")
+        return True
+
+    def _upload(self, data: bytes) -> str:
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if self._request("HEAD", f"/v2/{self._repo}/blobs/{digest}")[0] == 200:
+            return digest
+        status, response, _ = self._request("POST", f"/v2/{self._repo}/blobs/uploads/")
+        _expect(status, 202, "POST blob upload")
+        location = urllib.parse.urlsplit(response.getheader("Location", ""))
+        query = f"{location.query}&" if location.query else ""
+        path = f"{location.path}?{query}digest={urllib.parse.quote(digest)}"
+        headers = {"Content-Type": "application/octet-stream"}
+        _expect(self._request("PUT", path, data, headers)[0], 201, "PUT blob")
+        return digest
+
+
+def _expect(status: int, wanted: int, what: str) -> None:
+    if status != wanted:
+        raise OSError(f"{what}: HTTP {status} (expected {wanted})")

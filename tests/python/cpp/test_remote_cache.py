@@ -1,0 +1,300 @@
+"""The remote module cache, for real: "hosts" are child processes with their own cache
+directory (and, where it matters, their own copy of the package at another path) sharing a
+redis-server or Debian's docker-registry on 127.0.0.1. A host that must not compile gets a
+compiler that logs every call but --version, so the test sees that nothing was compiled."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import servers
+from tvm_ffi import cpp
+
+REPO = Path(__file__).resolve().parents[3]
+KEY = "operator-secret-0123456789"
+needs_redis = pytest.mark.skipif(
+    servers.REDIS is None, reason="needs redis-server (Debian: apt-get install redis-server)"
+)
+needs_registry = pytest.mark.skipif(
+    servers.REGISTRY is None,
+    reason="needs docker-registry (Debian: apt-get install docker-registry)",
+)
+
+# One module per kind: the plain C++ of the guide's first example, and the launcher wrapper
+# with an embedded image (two cache entries: objects, then embed and link).
+HOST = textwrap.dedent(
+    """
+    import json, sys, time, warnings
+    warnings.simplefilter("always")
+    with warnings.catch_warnings(record=True) as caught:
+        start = time.perf_counter()
+        from tvm_ffi import cpp
+        if sys.argv[1] == "plain":
+            source = "int add_one(int x) { return x + 1; }"
+            mod = cpp.load_inline("remote_plain", cpp_sources=source, functions="add_one")
+            value = mod.add_one(41)
+        else:
+            from helpers.launcher_cases import PTX, WRAPPER
+            images = {"kernels": PTX}
+            mod = cpp.load_inline("remote_wrapper", cpp_sources=WRAPPER, embed_cubin=images)
+            value = 42
+        seconds = time.perf_counter() - start
+    from tvm_ffi.cpp import _remote
+    import tvm_ffi
+    print(json.dumps({"value": value, "seconds": seconds, "stats": _remote.stats,
+                      "warnings": [str(w.message) for w in caught], "path": str(mod.path),
+                      "package": tvm_ffi.__file__}))
+    """
+)
+
+LOGGING_CXX = textwrap.dedent(
+    """\
+    #!/bin/sh
+    [ "$1" = --version ] || echo "$*" >> "$CXX_LOG"
+    exec g++ "$@"
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def cxx(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cxx") / "g++"  # one script: both hosts' compiler identity
+    path.write_text(LOGGING_CXX)
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture(scope="module")
+def install_b(tmp_path_factory) -> Path:
+    """A second copy of the package (headers inside it, as a wheel has them), at another
+    path and with other file times: host B's install."""
+    top = tmp_path_factory.mktemp("install_b")
+    package = Path(cpp.__file__).parents[1]
+    shutil.copytree(package, top / "tvm_ffi", copy_function=shutil.copy)
+    if not (package / "include").is_dir():  # an editable install: laid out as a wheel's
+        shutil.copytree(REPO / "include", top / "tvm_ffi" / "include", copy_function=shutil.copy)
+        shutil.copytree(REPO / "cmake", top / "tvm_ffi" / "share" / "cmake" / "tvm_ffi",
+                        copy_function=shutil.copy)  # fmt: skip
+    return top
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    if servers.REDIS is None:
+        pytest.skip("needs redis-server (Debian: apt-get install redis-server)")
+    with servers.redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def registry_url(tmp_path_factory):
+    if servers.REGISTRY is None:
+        pytest.skip("needs docker-registry (Debian: apt-get install docker-registry)")
+    with servers.registry(tmp_path_factory.mktemp("registry")) as url:
+        yield url
+
+
+def host(
+    tmp_path: Path,
+    name: str,
+    cxx: Path,
+    kind: str = "plain",
+    install: Path | None = None,
+    **env: str,
+) -> tuple[dict, list[str]]:
+    """Run a host: (its report, the compiler calls it made)."""
+    log = tmp_path / f"{name}.cxx.log"
+    full = {k: v for k, v in os.environ.items() if not k.startswith("TVM_FFI_REMOTE")}
+    paths = [str(REPO / "tests")] + ([str(install)] if install else [])
+    full.update(TVM_FFI_CACHE_DIR=str(tmp_path / name), CXX=str(cxx), CXX_LOG=str(log),
+                TVM_FFI_REMOTE_CACHE_KEY=KEY, PYTHONPATH=os.pathsep.join(paths))  # fmt: skip
+    full.update(env)
+    if install is not None:  # the copy first, whatever the editable install adds
+        argv = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(install)!r}); "
+                f"exec({HOST!r})", kind]  # fmt: skip
+    else:
+        argv = [sys.executable, "-c", HOST, kind]
+    proc = subprocess.run(argv, env=full, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    calls = log.read_text().splitlines() if log.exists() else []
+    return json.loads(proc.stdout.splitlines()[-1]), calls
+
+
+def test_key_does_not_depend_on_install_or_cache_path(tmp_path, cxx, install_b):
+    a, _ = host(tmp_path, "a", cxx)
+    b, _ = host(tmp_path, "b", cxx, install=install_b)
+    assert b["package"].startswith(str(install_b))
+    assert Path(a["path"]).parent.name == Path(b["path"]).parent.name
+    assert Path(a["path"]).parent.parent != Path(b["path"]).parent.parent
+
+
+def _remote_hosts(tmp_path, cxx, install_b, url, kind):
+    a, built = host(tmp_path, "a", cxx, kind, TVM_FFI_REMOTE_CACHE=url,
+                    TVM_FFI_REMOTE_CACHE_MODE="write")  # fmt: skip
+    assert built and a["stats"]["published"] == 1, a
+    b, calls = host(tmp_path, "b", cxx, kind, install_b, TVM_FFI_REMOTE_CACHE=url)
+    assert (b["value"], calls, b["warnings"], b["stats"]["fetched"]) == (42, [], [], 1)
+    assert Path(b["path"]).parent.name == Path(a["path"]).parent.name
+    # The fetched module was published locally: the next process takes the hit index.
+    again, calls = host(tmp_path, "b", cxx, kind, install_b, TVM_FFI_REMOTE_CACHE=url)
+    assert (again["stats"]["fetched"], calls) == (0, [])
+
+
+@needs_redis
+@pytest.mark.parametrize("kind", ["plain", "wrapper"])
+def test_host_b_loads_what_host_a_built_through_redis(tmp_path, cxx, install_b, redis_url, kind):
+    _remote_hosts(
+        tmp_path, cxx, install_b, redis_url.replace("/0", f"/{int(kind == 'plain')}"), kind
+    )
+
+
+@needs_registry
+@pytest.mark.parametrize("kind", ["plain", "wrapper"])
+def test_host_b_loads_what_host_a_built_through_a_registry(
+    tmp_path, cxx, install_b, registry_url, kind
+):
+    _remote_hosts(tmp_path, cxx, install_b, f"{registry_url}-{kind}-{tmp_path.name}", kind)
+
+
+def _refused(tmp_path, cxx, url, alter, reason: str, **env: str) -> None:
+    import redis
+
+    a, _ = host(tmp_path, "a", cxx, TVM_FFI_REMOTE_CACHE=url, TVM_FFI_REMOTE_CACHE_MODE="write")
+    name = Path(a["path"]).parent.name
+    client = redis.Redis.from_url(url)
+    stored = f"tvm-ffi:entry:{name}"
+    client.set(stored, alter(client.get(stored), name))
+    b, calls = host(tmp_path, "b", cxx, TVM_FFI_REMOTE_CACHE=url, **env)
+    assert b["value"] == 42 and calls, b  # built locally
+    assert b["warnings"] == [
+        f"tvm_ffi.cpp: refused remote cache entry {name} from {url}: {reason}; building it locally"
+    ]
+
+
+def _repacked(**changes):
+    """A blob re-signed with the operator's key after ``changes`` to its header/payload."""
+    from tvm_ffi.cpp import _remote, _sign
+
+    def alter(blob: bytes, name: str) -> bytes:
+        magic, header, payload = blob.split(b"\n", 2)
+        fields = json.loads(header)
+        payload = changes.get("payload", lambda p: p)(payload)
+        signed = _remote.pack(name, fields["library"], payload, _sign.HmacSigner(KEY.encode()))
+        if "machine" in changes:
+            fields = json.loads(signed.split(b"\n", 2)[1])
+            fields["machine"] = changes["machine"]
+            fields["signature"] = _sign.HmacSigner(KEY.encode()).sign(
+                _remote._signed_text(
+                    name, fields["library"], fields["machine"], fields["size"], fields["sha256"]
+                )
+            )
+            signed = magic + b"\n" + json.dumps(fields).encode() + b"\n" + payload
+        return signed
+
+    return alter
+
+
+REFUSALS = {
+    "tampered": (lambda blob, name: blob[:-100] + bytes(100), {},
+                 "content digest mismatch (altered bytes)"),
+    "truncated": (lambda blob, name: blob[:-100], {}, "truncated"),
+    "wrong key": (lambda blob, name: blob, {"TVM_FFI_REMOTE_CACHE_KEY": "another-key-0123456789"},
+                  "bad signature (another key, or an altered header)"),
+    "unsigned": (lambda blob, name: blob.replace(b'"scheme": "hmac-sha256"', b'"scheme": ""'),
+                 {}, None),
+    "wrong arch": (_repacked(machine="aarch64"), {},
+                   f"built for 'aarch64', this machine is '{os.uname().machine}'"),
+    "not ELF": (_repacked(payload=lambda p: b"#!/bin/sh\n" + p[10:]), {}, None),
+}  # fmt: skip
+
+
+@needs_redis
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_bad_entries_are_refused_and_built_locally(tmp_path, cxx, redis_url, case):
+    alter, env, reason = REFUSALS[case]
+    url = redis_url.replace("/0", f"/{2 + sorted(REFUSALS).index(case)}")
+    if reason is None or reason == "truncated":
+        # The message depends on the library's size or the ELF check's wording: probe it.
+        a, _ = host(tmp_path / "probe", "a", cxx, TVM_FFI_REMOTE_CACHE=url + "9",
+                    TVM_FFI_REMOTE_CACHE_MODE="write")  # fmt: skip
+        size = os.path.getsize(a["path"])
+        reason = {
+            "truncated": f"truncated ({size - 100} of {size} bytes)",
+            "unsigned": "signed with '', this host verifies 'hmac-sha256'",
+            "not ELF": "not an ELF file",
+        }[case]
+    if case == "not ELF":
+        from tvm_ffi._elf import library_problem
+
+        probe = tmp_path / "probe.so"
+        probe.write_bytes(b"#!/bin/sh\n" + bytes(100))
+        with open(probe, "rb") as f:
+            reason = library_problem(f.fileno(), os.fstat(f.fileno()))
+    _refused(tmp_path, cxx, url, alter, reason, **env)
+
+
+@needs_redis
+def test_unsigned_entries_are_refused_unless_allowed(tmp_path, cxx, redis_url):
+    url = redis_url.replace("/0", "/10")
+    a, _ = host(tmp_path, "a", cxx, TVM_FFI_REMOTE_CACHE=url, TVM_FFI_REMOTE_CACHE_MODE="write",
+                TVM_FFI_REMOTE_CACHE_UNSIGNED="allow", TVM_FFI_REMOTE_CACHE_KEY="")  # fmt: skip
+    name = Path(a["path"]).parent.name
+    b, calls = host(tmp_path, "b", cxx, TVM_FFI_REMOTE_CACHE=url)
+    assert calls and b["warnings"] == [
+        f"tvm_ffi.cpp: refused remote cache entry {name} from {url}: unsigned (set "
+        "TVM_FFI_REMOTE_CACHE_UNSIGNED=allow to accept unsigned entries); building it locally"
+    ]
+    c, calls = host(tmp_path, "c", cxx, TVM_FFI_REMOTE_CACHE=url,
+                    TVM_FFI_REMOTE_CACHE_UNSIGNED="allow")  # fmt: skip
+    assert (c["stats"]["fetched"], calls) == (1, [])
+
+
+def test_remote_down_warns_once_and_builds_locally(tmp_path, cxx):
+    url = f"redis://127.0.0.1:{servers.free_port()}/0"  # nothing listens there
+    start = time.monotonic()
+    b, calls = host(tmp_path, "b", cxx, TVM_FFI_REMOTE_CACHE=url)
+    assert b["value"] == 42 and calls
+    assert len(b["warnings"]) == 1
+    assert b["warnings"][0].startswith(f"tvm_ffi.cpp: remote cache {url} failed (ConnectionError")
+    assert b["warnings"][0].endswith(
+        "modules it lacks are built locally, and it is not tried again in this process"
+    )
+    assert time.monotonic() - start < 60
+
+
+@needs_redis
+def test_ten_hosts_missing_one_key_build_it_once(tmp_path, cxx, redis_url):
+    url = redis_url.replace("/0", "/11")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TVM_FFI_REMOTE")}
+    procs = []
+    for index in range(10):
+        env.update(TVM_FFI_CACHE_DIR=str(tmp_path / f"h{index}"), CXX=str(cxx),
+                   CXX_LOG=str(tmp_path / "cxx.log"), TVM_FFI_REMOTE_CACHE_KEY=KEY,
+                   TVM_FFI_REMOTE_CACHE=url, TVM_FFI_REMOTE_CACHE_MODE="write",
+                   PYTHONPATH=str(REPO / "tests"))  # fmt: skip
+        procs.append(subprocess.Popen([sys.executable, "-c", HOST, "plain"], env=dict(env),
+                                      stdout=subprocess.PIPE, text=True))  # fmt: skip
+    reports = [json.loads(p.communicate(timeout=600)[0].splitlines()[-1]) for p in procs]
+    links = [line for line in (tmp_path / "cxx.log").read_text().splitlines() if "-shared" in line]
+    assert {r["value"] for r in reports} == {42}
+    total = {key: sum(r["stats"][key] for r in reports) for key in ("published", "fetched")}
+    assert (len(links), total) == (1, {"published": 1, "fetched": 9})
+
+
+def test_no_remote_setting_imports_no_client(tmp_path, cxx):
+    clients = "sorted(m for m in sys.modules if 'redis' in m or m == 'http.client')"
+    code = f"{HOST}\nimport sys; print(json.dumps({clients}))"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TVM_FFI_REMOTE")}
+    env.update(TVM_FFI_CACHE_DIR=str(tmp_path / "c"), PYTHONPATH=str(REPO / "tests"))
+    out = subprocess.run([sys.executable, "-c", code, "plain"], env=env, capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    assert json.loads(out.splitlines()[-1]) == []
