@@ -41,13 +41,7 @@ def file_digest(path: str) -> str:
     stamp = _hit_index.file_stamp(path) + f"\t{os.stat(path).st_ino}"
     found = _digests.get(stamp)
     if found is None:
-        import hashlib
-
-        hasher = hashlib.sha256()
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 20):
-                hasher.update(chunk)
-        found = _digests[stamp] = hasher.hexdigest()
+        found = _digests[stamp] = _toolchain.file_sha256(path)
     return found
 
 

@@ -26,6 +26,7 @@ from .._private_dir import replace_atomically
 __all__ = [
     "Linker",
     "fall_back",
+    "file_sha256",
     "find_cuda_home",
     "find_cuda_tool",
     "find_cxx",
@@ -284,14 +285,15 @@ def tool_identity(tool: Path, cache_root: Path) -> str:
     record_path = cache_root / "toolchain" / f"{os.path.basename(real)}-{digest}-2.json"
     identity = _read_identity(record_path, stat_key)
     if identity is None:
-        identity = f"{_run_version(real)}\nsha256 {_binary_digest(real)}"
+        identity = f"{_run_version(real)}\nsha256 {file_sha256(real)}"
         with contextlib.suppress(OSError):  # a read-only cache: the next process asks again
             _write_identity(record_path, stat_key, identity)
     _identity_memo[memo_key] = identity
     return identity
 
 
-def _binary_digest(path: str) -> str:
+def file_sha256(path: str) -> str:
+    """SHA-256 of the file's bytes, read 1 MiB at a time (a tool's binary, a key's inputs)."""
     hasher = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
