@@ -71,3 +71,51 @@ def find_python(tag: tuple[int, int]) -> str | None:
         if subprocess.run([python, "-c", ""], capture_output=True).returncode == 0:
             return python
     return None
+
+
+def fetch_wheel() -> Path | None:
+    """The wheel for this interpreter: find_wheel(), else downloaded once into the user's cache
+    (``pip download``; None without network). The binary-compatibility tests use this; the
+    audits above keep to find_wheel() so that they run only where asked."""
+    import subprocess
+    import sys
+
+    found = find_wheel()
+    if found is not None:
+        return found
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tvm-ffi-tests"
+    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    existing = sorted(cache.glob(f"apache_tvm_ffi-{VERSION}-{tag}-*.whl"))
+    if existing:
+        return existing[0]
+    cache.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q"]
+    cmd += ["--dest", str(cache), f"apache-tvm-ffi=={VERSION}"]
+    try:
+        subprocess.run(cmd, capture_output=True, timeout=120, check=True)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    existing = sorted(cache.glob(f"apache_tvm_ffi-{VERSION}-{tag}-*.whl"))
+    return existing[0] if existing else None
+
+
+def build_library(wheel: Path, source: Path, output: Path, *flags: str) -> Path:
+    """A shared library built as a client of apache-tvm-ffi builds it: its headers, linked
+    with ``-ltvm_ffi`` against its runtime (so DT_NEEDED names libtvm_ffi.so). Loading it
+    needs a libtvm_ffi.so already in the process or on the search path: apache's
+    (runtime_path) or this package's."""
+    import subprocess
+
+    root = unpacked(wheel) / "tvm_ffi"
+    cxx = os.environ.get("CXX", "c++")
+    cmd = [cxx, "-std=c++17", "-O1", "-fPIC", "-shared", "-I", str(root / "include")]
+    cmd += [str(source), "-L", str(root / "lib"), "-ltvm_ffi", "-o", str(output), *flags]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}\n{proc.stderr}")
+    return output
+
+
+def runtime_path(wheel: Path) -> Path:
+    """apache-tvm-ffi's libtvm_ffi.so inside the unpacked wheel."""
+    return unpacked(wheel) / "tvm_ffi" / "lib" / "libtvm_ffi.so"
