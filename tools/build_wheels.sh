@@ -2,7 +2,7 @@
 # Release build: the sdist and one manylinux wheel per supported Python, into dist/ (or the
 # --out folder), ready for `twine upload dist/*`.
 #
-#   bash tools/build_wheels.sh [--out DIR] [PYTHON ...]
+#   bash tools/build_wheels.sh [--out DIR] [PYTHON ...]   (PYTHON: an interpreter or a version, 3.12)
 #
 # Each wheel is built from the sdist (so a file missing from the sdist fails here, not for a
 # user), in pip's isolated build environment, then tagged manylinux_2_28 by
@@ -43,6 +43,12 @@ find_python() {  # $1: a version such as 3.12; prints an interpreter that is tha
   return 1
 }
 
+# A version (3.12) names the interpreter find_python finds for it; anything else is a path.
+for i in "${!pythons[@]}"; do
+  if [[ ${pythons[$i]} =~ ^3\.[0-9]+$ ]]; then
+    pythons[i]=$(find_python "${pythons[$i]}") || { echo "build_wheels: no Python ${pythons[$i]} found" >&2; exit 1; }
+  fi
+done
 if [ ${#pythons[@]} -eq 0 ]; then
   for v in "${SUPPORTED[@]}"; do
     if p=$(find_python "$v"); then pythons+=("$p"); else echo "build_wheels: no Python $v found; skipped" >&2; fi
