@@ -43,9 +43,12 @@ DATA_TREES = [
 # Compile flags every compiled target shares. -s (at link, also for the ninja_launch
 # executable): the wheel ships stripped; the dynamic symbols a loader needs stay.
 # --exclude-libs,ALL: a static libstdc++ (a compiler without the shared one) stays private,
-# as in JIT modules (docs/dev/cxx_runtime.md).
+# as in JIT modules (docs/dev/cxx_runtime.md). zig's driver refuses that flag; the libc++ it
+# links in is built with hidden visibility, so nothing of it is exported there anyway
+# (tools/build_wheels.sh checks that the wheel's libraries export no C++ runtime symbol).
 COMPILE_ARGS = ["-O3", "-fvisibility=hidden"]
-LINK_ARGS = ["-s", "-Wl,--exclude-libs,ALL"]
+EXCLUDE_LIBS = "-Wl,--exclude-libs,ALL"
+LINK_ARGS = ["-s", EXCLUDE_LIBS]
 
 
 # Wheels for older Linux (tools/build_wheels.sh sets TVM_FFI_ZIG to the zig of the ziglang
@@ -64,6 +67,11 @@ def _zig(driver: str) -> list[str] | None:
     if not zig:
         return None
     return [zig, driver, "-target", f"{platform.machine()}-linux-gnu.{ZIG_GLIBC}"]
+
+
+def _link_args(args: list[str]) -> list[str]:
+    """args without EXCLUDE_LIBS under zig (see LINK_ARGS)."""
+    return [a for a in args if a != EXCLUDE_LIBS] if _zig("cc") else args
 
 
 def _tree_files(folder: str) -> list[str]:
@@ -156,7 +164,7 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
         ])  # fmt: skip
     launch = os.path.join(out_dir, prebuilt.NINJA_LAUNCH)
     jobs.append([
-        *(_zig("cc") or [compiler]), "-x", "c", "-O2", *LINK_ARGS,
+        *(_zig("cc") or [compiler]), "-x", "c", "-O2", *_link_args(LINK_ARGS),
         os.path.join(ROOT, "src", "jit", "ninja_launch.c"), "-o", f"{launch}.tmp",
     ])  # fmt: skip
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -331,6 +339,8 @@ class BuildExt(build_ext):
             executables.update(linker_exe=zig, linker_exe_cxx=zig)
             known = self.compiler.executables
             self.compiler.set_executables(**{k: v for k, v in executables.items() if k in known})
+            for ext in self.extensions:
+                ext.extra_link_args = _link_args(list(ext.extra_link_args or []))
         super().build_extensions()
 
     def build_extension(self, ext: Extension) -> None:
@@ -351,6 +361,7 @@ class BuildExt(build_ext):
         self.copy_file(output, dest)
 
 
+CORE_MAP = os.path.join(ROOT, "src", "python", "core", "_core.map")
 CORE = Pybind11Extension(
     "tvm_ffi._core",
     # Two products in one module: core/ (functions, modules, objects, tensors across the
@@ -358,10 +369,10 @@ CORE = Pybind11Extension(
     sorted(glob("src/python/core/*.cc") + glob("src/python/cuda/*.cc")),
     # cuda_decls first: its cuda.h stands in for the toolkit's, which is never looked for.
     include_dirs=["src/python/cuda_decls", "src/python", "include"],
-    depends=sorted(glob("src/python/*/*.h")) + _tree_files("include"),
+    depends=sorted(glob("src/python/*/*.h")) + _tree_files("include") + [CORE_MAP],
     cxx_std=17,
     extra_compile_args=COMPILE_ARGS,
-    extra_link_args=LINK_ARGS,
+    extra_link_args=[*LINK_ARGS, f"-Wl,--version-script={CORE_MAP}"],
     libraries=["dl"],
 )
 

@@ -92,6 +92,14 @@ for py in "${pythons[@]}"; do
       exit 1
     fi
   done < <(find "$unpacked" -type f)
+  # The C++ runtime linked into the package's libraries stays private (setup.py's LINK_ARGS):
+  # an exported copy would bind to, or be bound by, the process's libstdc++.
+  for lib in "$unpacked"/tvm_ffi/_core*.so "$unpacked"/tvm_ffi/lib/*.so; do
+    if nm -D --defined-only "$lib" | c++filt | grep -Eq ' (std::|(typeinfo|typeinfo name|vtable) for (std::|__cxxabiv1::)|__cxa_|__gxx_|_Unwind_)'; then
+      echo "build_wheels: $lib exports C++ runtime symbols" >&2
+      exit 1
+    fi
+  done
   # auditwheel does not read objects: glibc 2.32's __libc_single_threaded, which libstdc++'s
   # headers name, would fail users' links on an older glibc (setup.py's COMPAT_INCLUDE).
   if nm -u "$unpacked"/tvm_ffi/lib/jit/*.o | grep -q '__libc_single_threaded'; then
