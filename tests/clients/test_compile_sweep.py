@@ -29,7 +29,10 @@ def test_units_apache_compiles_compile_here(tmp_path):
     wheel = apache_wheel.find_wheel()
     if wheel is None:
         pytest.skip(f"no apache-tvm-ffi wheel (set {apache_wheel.WHEEL_ENV})")
-    sources = compile_sweep.client_sources()
+    try:
+        sources = compile_sweep.client_sources()
+    except RuntimeError as missing:  # the client wheels are an input like the apache wheel
+        pytest.skip(str(missing))
     units = compile_sweep.spread([u for folder in sources for u in compile_sweep.units(folder)])
     assert {u.client for u in units} == {"flashinfer", "sglang"}
     chosen = units if os.environ.get(SWEEP_ENV) == "1" else units[:SAMPLE]
