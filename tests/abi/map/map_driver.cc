@@ -375,6 +375,135 @@ TEST(maps_changed_by_both_sides_in_turn) {
   }
 }
 
+// ---- a key type with its own __any_hash__ (a C function) and __any_equal__ (a Function) ----
+
+struct HookKey {
+  TVMFFIObject header;
+  int64_t field;  // keys with equal fields are the same key
+};
+static int g_hash_mode = 0;  // 0: hash the field; 1: answer a float; 2: answer an Error
+
+static TVMFFIAny HashHook(const TVMFFIAny* key) {
+  if (g_hash_mode == 1) {
+    TVMFFIAny wrong = Int(0);
+    wrong.type_index = kTVMFFIFloat;
+    return wrong;
+  }
+  if (g_hash_mode == 2) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "no hash today");
+    TVMFFIObjectHandle error = nullptr;
+    TVMFFIErrorMoveFromRaised(&error);
+    TVMFFIAny out = md::MapNone();
+    out.type_index = kTVMFFIError;
+    out.v_obj = static_cast<TVMFFIObject*>(error);
+    return out;
+  }
+  return Int(reinterpret_cast<const HookKey*>(key->v_obj)->field * 3);
+}
+static int EqualHook(void*, const TVMFFIAny* args, int32_t, TVMFFIAny* result) {
+  *result = Int(reinterpret_cast<const HookKey*>(args[0].v_obj)->field ==
+                reinterpret_cast<const HookKey*>(args[1].v_obj)->field);
+  result->type_index = kTVMFFIBool;
+  return 0;
+}
+static int32_t HookKeyType() {
+  static int32_t index = [] {
+    TVMFFIByteArray key{"testing.map_layout.HookKey", 26};
+    int32_t i = TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 0, kTVMFFIObject);
+    TVMFFIAny hash = md::MapNone(), equal = md::MapNone();
+    hash.type_index = kTVMFFIOpaquePtr;
+    hash.v_ptr = reinterpret_cast<void*>(HashHook);
+    TVMFFIObjectHandle function = nullptr;
+    CHECK(TVMFFIFunctionCreate(nullptr, EqualHook, nullptr, &function) == 0);
+    equal.type_index = kTVMFFIFunction;
+    equal.v_obj = static_cast<TVMFFIObject*>(function);
+    TVMFFIByteArray hash_name{"__any_hash__", 12}, equal_name{"__any_equal__", 13};
+    CHECK(TVMFFITypeRegisterAttr(i, &hash_name, &hash) == 0);
+    CHECK(TVMFFITypeRegisterAttr(i, &equal_name, &equal) == 0);
+    TVMFFIObjectDecRef(function);
+    return i;
+  }();
+  return index;
+}
+static void FreeHookKey(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(self);
+}
+static TVMFFIAny MakeHookKey(int64_t field) {
+  HookKey* k = static_cast<HookKey*>(std::malloc(sizeof(HookKey)));
+  k->header.combined_ref_count = md::kCombinedBothOne;
+  k->header.type_index = HookKeyType();
+  k->header.__padding = 0;
+  k->header.deleter = FreeHookKey;
+  k->field = field;
+  TVMFFIAny a = md::MapNone();
+  a.type_index = k->header.type_index;
+  a.v_obj = &k->header;
+  return a;
+}
+// The raised error as "Kind: message", taken out of the runtime.
+static std::string TakeRaised() {
+  TVMFFIObjectHandle error = nullptr;
+  TVMFFIErrorMoveFromRaised(&error);
+  if (error == nullptr) return "(nothing raised)";
+  auto cell = reinterpret_cast<const TVMFFIErrorCell*>(static_cast<char*>(error) + 24);
+  std::string text = std::string(cell->kind.data, cell->kind.size) + ": " +
+                     std::string(cell->message.data, cell->message.size);
+  TVMFFIObjectDecRef(error);
+  return text;
+}
+
+// Keys whose type registers hooks hash and compare through them on both sides, in small and dense
+// maps; a hook that fails leaves the map unchanged and its error raised.
+TEST(key_type_hooks_and_their_errors) {
+  KeySet ks;
+  for (int64_t f : {5, 5, 6}) ks.keys.push_back(MakeHookKey(f));
+  const TVMFFIAny &a = ks.keys[0], &b = ks.keys[1], &c = ks.keys[2];
+  uint64_t hash = 0;
+  bool equal = false;
+  CHECK(md::MapKeyHash(&a, &hash) == 0 && hash == ap_hash(&a));
+  CHECK(hash == md::MapHashCombine(uint64_t(a.type_index), 15));
+  CHECK(md::MapKeyEqual(&a, &b, &equal) == 0 && equal && ap_equal(&a, &b));
+  CHECK(md::MapKeyEqual(&a, &c, &equal) == 0 && !equal && !ap_equal(&a, &c));
+  for (int dict = 0; dict < 2; ++dict) {
+    for (int extra : {3, 10}) {  // a full small map (turning dense hashes), a dense one
+      g_context = std::string(dict ? "Dict" : "Map") + " with " + std::to_string(extra) + " ints";
+      TVMFFIObject *ours = OurNew(dict), *theirs = ap_new(dict);
+      for (int i = 0; i < extra; ++i) {
+        OurSet(&ours, Int(i), Int(i));
+        TVMFFIAny k = Int(i);
+        ap_set(&theirs, &k, &k);
+      }
+      TVMFFIAny one = Int(1), two = Int(2);
+      OurSet(&ours, a, one);
+      ap_set(&theirs, &a, &one);
+      OurSet(&ours, b, two);  // the same key as a
+      ap_set(&theirs, &b, &two);
+      CheckSame(ours, theirs, ks.keys);
+      CHECK(md::MapSize(ours) == uint64_t(extra) + 1);
+      std::vector<md::MapKV> before = OurItems(ours);
+      for (int mode : {1, 2}) {
+        g_hash_mode = mode;
+        TVMFFIAny fresh = MakeHookKey(99);
+        TVMFFIObject* same = ours;
+        int rc = md::MapSet(&ours, &fresh, &one);
+        CHECK(rc == -1 && ours == same && SameItems(OurItems(ours), before));
+        std::string raised = TakeRaised();
+        if (mode == 1) {
+          CHECK(raised ==
+                "TypeError: the __any_hash__ of type 'testing.map_layout.HookKey' returned a "
+                "value of type index 3, expected an int");
+        } else {
+          CHECK(raised == "ValueError: no hash today");
+        }
+        g_hash_mode = 0;
+        ap_release(&fresh);
+      }
+      TVMFFIObjectDecRef(ours);
+      TVMFFIObjectDecRef(theirs);
+    }
+  }
+}
+
 static uint64_t g_seed = 20261128;
 
 // 2,000 random inserts, assignments, erasures and lookups on our maps and apache's, compared
@@ -418,6 +547,7 @@ TEST(randomized_differential) {
 
 int main(int argc, char** argv) {
   if (argc > 1) g_seed = std::strtoull(argv[1], nullptr, 10);
+  std::setvbuf(stdout, nullptr, _IONBF, 0);  // a sanitizer report ends the process unflushed
   int passed = 0, failed = 0;
   for (const Case& c : Cases()) {
     int before = g_failed_checks;

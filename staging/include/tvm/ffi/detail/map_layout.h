@@ -256,7 +256,8 @@ inline int MapCallHook(const TVMFFIAny* hook, const TVMFFIAny* keys, int32_t num
       result = reinterpret_cast<Equal>(hook->v_ptr)(keys, keys + 1);
     }
     if (result.type_index == kTVMFFIError) {
-      TVMFFIErrorSetRaised(result.v_obj);
+      TVMFFIErrorSetRaised(result.v_obj);  // the runtime keeps a reference of its own
+      TVMFFIObjectDecRef(result.v_obj);
       return -1;
     }
   } else if (hook->type_index == kTVMFFIFunction) {
@@ -505,6 +506,11 @@ inline void MapAdoptTable(DenseMapHead* t, const DenseMapHead& from) {
 
 inline int MapDenseInsert(DenseMapHead* t, const TVMFFIAny& key, const TVMFFIAny& value,
                           bool owned);
+/* Frees a table under construction whose entries are bit copies owned elsewhere; returns -1. */
+inline int MapDropTable(DenseMapHead* t) {
+  t->base.data_deleter(t->base.data);
+  return -1;
+}
 /* Inserts or assigns key -> value (`hash` is the key's), growing the table as often as needed.
  * `owned`: the caller hands over its references to key and value; otherwise they are copied. */
 inline int MapDenseInsertHashed(DenseMapHead* t, const TVMFFIAny& key, uint64_t hash,
@@ -525,15 +531,16 @@ inline int MapDenseInsertHashed(DenseMapHead* t, const TVMFFIAny& key, uint64_t 
     MapListPushBack(t, slot);
     return 0;
   }
-  // Rebuild twice as large, moving the entries in insertion order, then insert.
+  // Rebuild twice as large, moving the entries in insertion order, then insert. Until it is
+  // done the new table holds only bit copies, so a failing hook leaves `t` as it was.
   DenseMapHead bigger;
   if (MapNewTable(t->base.slots * 2, t->fib_shift - 1, &bigger) != 0) return -1;
   for (uint64_t at = t->list_head; at != kMapNoIndex;) {
     MapItem* item = MapSlot(t, at);
     at = item->next;
-    if (MapDenseInsert(&bigger, item->key, item->value, true) != 0) return -1;
+    if (MapDenseInsert(&bigger, item->key, item->value, true) != 0) return MapDropTable(&bigger);
   }
-  if (MapDenseInsertHashed(&bigger, key, hash, value, owned) != 0) return -1;
+  if (MapDenseInsertHashed(&bigger, key, hash, value, owned) != 0) return MapDropTable(&bigger);
   if (t->base.data_deleter != nullptr) t->base.data_deleter(t->base.data);
   MapAdoptTable(t, bigger);
   return 0;
@@ -758,21 +765,16 @@ inline int MapSet(TVMFFIObject** map, const TVMFFIAny* key, const TVMFFIAny* val
     m->data_deleter = MapFreeData;
     m->slots = kMapSmallTag | grown;
   } else if (full) {  // the 4 pairs and the new one move to a dense table in this object
-    // Hash first: a small map never hashed its keys, and a failing __any_hash__ must leave
-    // the map as it was.
-    uint64_t hashes[kMapSmallMaxCapacity + 1];
-    for (uint64_t i = 0; i <= m->size; ++i) {
-      if (MapKeyHash(i < m->size ? &kv[i].key : key, &hashes[i]) != 0) return -1;
-    }
+    // The first hashing of these keys: a failing __any_hash__ leaves the small map as it was.
     DenseMapHead table;
     uint64_t slots;
     uint32_t fib_shift;
     MapTableSize(m->size, &slots, &fib_shift);
     if (MapNewTable(slots, fib_shift, &table) != 0) return -1;
     for (uint64_t i = 0; i < m->size; ++i) {
-      if (MapDenseInsertHashed(&table, kv[i].key, hashes[i], kv[i].value, true) != 0) return -1;
+      if (MapDenseInsert(&table, kv[i].key, kv[i].value, true) != 0) return MapDropTable(&table);
     }
-    if (MapDenseInsertHashed(&table, *key, hashes[m->size], *value, false) != 0) return -1;
+    if (MapDenseInsert(&table, *key, *value, false) != 0) return MapDropTable(&table);
     if (m->data_deleter != nullptr) m->data_deleter(m->data);
     MapAdoptTable(MapDense(m), table);
     return 0;
