@@ -198,6 +198,9 @@ TEST(maps_built_by_either_side_agree) {
                      *their_range = ap_range(dict, ks.keys.data(), values.data(), n);
         for (uint64_t i = 0; i < n; ++i) OurSet(&our_range, ks.keys[i], values[i]);
         CheckSame(our_range, their_range, ks.keys);
+        // a map made for n entries has apache's capacity for n pairs
+        CHECK(reinterpret_cast<md::MapHead*>(our_range)->slots ==
+              reinterpret_cast<md::MapHead*>(their_range)->slots);
         for (uint64_t i = 0; i < n; i += 3) {
           OurErase(&ours, ks.keys[i]);
           ap_erase(&theirs, &ks.keys[i]);
@@ -500,6 +503,26 @@ TEST(key_type_hooks_and_their_errors) {
       }
       TVMFFIObjectDecRef(ours);
       TVMFFIObjectDecRef(theirs);
+    }
+  }
+}
+
+// The deleter honours the flags of the reference-count protocol: the last strong reference
+// releases the entries (Strong), the last weak one the memory (Weak).
+TEST(deleter_flags) {
+  for (uint64_t n : {3, 40}) {
+    for (int dict = 0; dict < 2; ++dict) {
+      g_context = std::to_string(n) + " entries";
+      TVMFFIAny value = ap_object(1);
+      TVMFFIObject* map = OurNew(dict);
+      for (uint64_t i = 0; i < n; ++i) OurSet(&map, Int(int64_t(i)), value);
+      CHECK(value.v_obj->combined_ref_count == md::kCombinedBothOne + n);
+      map->combined_ref_count += uint64_t(1) << 32;  // a weak reference
+      TVMFFIObjectDecRef(map);                       // deleter(map, Strong)
+      CHECK(value.v_obj->combined_ref_count == md::kCombinedBothOne);
+      CHECK(map->combined_ref_count == uint64_t(1) << 32 && md::MapSize(map) == 0);
+      map->deleter(map, kTVMFFIObjectDeleterFlagBitMaskWeak);  // the sanitizers see the free
+      ap_release(&value);
     }
   }
 }
