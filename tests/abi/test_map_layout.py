@@ -53,7 +53,7 @@ def run_driver(exe: Path, *args: str, env: dict[str, str] | None = None) -> str:
     proc = run([str(exe), *args], env=env)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
-    assert output.strip().splitlines()[-1] == "10 passed, 0 failed", output
+    assert output.strip().splitlines()[-1] == "11 passed, 0 failed", output
     return output
 
 
@@ -63,6 +63,7 @@ def test_map_layout_matches_apache(apache_maps: Path, tmp_path: Path, opt: str) 
     output = run_driver(exe)
     for case in [
         "maps_built_by_either_side_agree",
+        "jump_distances_and_table_sizes",
         "reverse_iteration",
         "key_hash_and_equality_match_apache",
         "keys_with_type_hooks",

@@ -30,6 +30,11 @@ const tvm::ffi::MapBaseObj* Base(TVMFFIObject* map) {
   return reinterpret_cast<const tvm::ffi::MapBaseObj*>(map);
 }
 
+// The dense map's table of chain distances (protected), read through a subclass.
+struct DensePeek : tvm::ffi::DenseMapBaseObj {
+  static uint64_t Jump(size_t code) { return NextProbeLocation(code); }
+};
+
 }  // namespace
 
 extern "C" {
@@ -119,6 +124,9 @@ TVMFFIAny ap_object(int64_t n) {
 TVMFFIAny ap_bigint(double value) {
   return AnyUnsafe::MoveAnyToTVMFFIAny(Any(tvm::ffi::BigInt(value)));
 }
+
+// The chain distance for a jump code.
+uint64_t ap_jump(int code) { return DensePeek::Jump(size_t(code)); }
 
 void ap_release(TVMFFIAny* value) { Any dropped = AnyUnsafe::MoveTVMFFIAnyRawToAny(*value); }
 

@@ -25,6 +25,7 @@ TVMFFIAny ap_string(const char* data, size_t size, int bytes);
 TVMFFIAny ap_object(int64_t n);
 TVMFFIAny ap_bigint(double value);
 void ap_release(TVMFFIAny* value);
+uint64_t ap_jump(int code);
 }
 
 namespace md = tvm::ffi::details;
@@ -209,6 +210,26 @@ TEST(maps_built_by_either_side_agree) {
         for (TVMFFIObject* m : {ours, theirs, our_range, their_range}) TVMFFIObjectDecRef(m);
       }
     }
+  }
+}
+
+// The 126 chain distances are apache's, and so is the table a map made for n entries gets
+// (small up to 3, else the table apache's range constructor makes).
+TEST(jump_distances_and_table_sizes) {
+  for (int code = 0; code < md::kMapNumJumps; ++code) {
+    g_context = "jump code " + std::to_string(code);
+    CHECK(md::MapJumpDistance(uint8_t(code)) == ap_jump(code));
+  }
+  std::vector<TVMFFIAny> ints;
+  for (uint64_t n = 0; n <= 70000; n = n < 300 ? n + 1 : n * 2 - 1 + n % 2) {
+    while (ints.size() < n) ints.push_back(Int(int64_t(ints.size())));
+    g_context = std::to_string(n) + " entries";
+    TVMFFIObject *ours = OurNew(0, n), *theirs = ap_range(0, ints.data(), ints.data(), n);
+    auto a = reinterpret_cast<md::MapHead*>(ours), b = reinterpret_cast<md::MapHead*>(theirs);
+    CHECK(a->slots == b->slots);
+    CHECK(md::MapIsSmall(a) || md::MapDense(a)->fib_shift == md::MapDense(b)->fib_shift);
+    TVMFFIObjectDecRef(ours);
+    TVMFFIObjectDecRef(theirs);
   }
 }
 
