@@ -8,6 +8,7 @@ a 2,000-step randomized differential test), plain and under ASan/UBSan.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -93,3 +94,16 @@ def test_map_layout_under_sanitizers(apache_maps: Path, tmp_path: Path) -> None:
     # apache's library is not instrumented; leaks of keys, values and tables are still found
     env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"}
     run_driver(exe, env=env)
+
+
+def test_inline_code_is_not_exported(tmp_path: Path) -> None:
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm (binutils)")
+    lib = tmp_path / "libvisibility.so"
+    cmd = [CXX, "-std=c++17", *WARNINGS, "-O0", "-fPIC", "-shared", "-I", str(STAGING)]
+    cmd += [str(SOURCES / "visibility_lib.cc"), "-o", str(lib)]
+    proc = run(cmd)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    symbols = run([nm, "-D", "--defined-only", str(lib)]).stdout.split()
+    assert [s for s in symbols if "visibility_lib" in s or "Map" in s] == ["visibility_lib_entry"]
