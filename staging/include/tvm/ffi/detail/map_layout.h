@@ -726,12 +726,16 @@ inline int MapCopy(const TVMFFIObject* map, int32_t type_index, TVMFFIObject** o
 
 /* A Map shared with others is copied before a change (the caller's reference moves to the
  * copy); a Dict is changed where it is. */
+inline bool MapIsUnique(const TVMFFIObject* obj) {
+#ifdef _MSC_VER
+  return *reinterpret_cast<const volatile uint64_t*>(&obj->combined_ref_count) == kCombinedBothOne;
+#else
+  return __atomic_load_n(&obj->combined_ref_count, __ATOMIC_ACQUIRE) == kCombinedBothOne;
+#endif
+}
 inline int MapPrepareWrite(TVMFFIObject** map) {
   TVMFFIObject* obj = *map;
-  if (obj->type_index != kTVMFFIMap ||
-      __atomic_load_n(&obj->combined_ref_count, __ATOMIC_ACQUIRE) == kCombinedBothOne) {
-    return 0;
-  }
+  if (obj->type_index != kTVMFFIMap || MapIsUnique(obj)) return 0;
   if (MapCopy(obj, obj->type_index, map) != 0) return -1;
   TVMFFIObjectDecRef(obj);
   return 0;
