@@ -160,6 +160,12 @@ class Tier:
             if self._call(url, backend, "put", name, blob):
                 stats["published"] += 1
 
+    def listing(self) -> Iterator[tuple[str, list[tuple[str, int]] | None]]:
+        """(remote, its entries as (name, size), or None where it cannot list or failed)."""
+        for url, backend in self._each():
+            lister = getattr(backend, "entries", None)
+            yield url, None if lister is None else self._call(url, backend, "entries")
+
     @contextlib.contextmanager
     def claim(self, name: str, wait: float) -> Iterator[bool]:
         """Around a build of entry ``name``: a builder takes the remote build lock where a

@@ -41,6 +41,11 @@ class Backend:
     def has(self, name: str) -> bool:
         return bool(self._client.exists(_ENTRY + name))
 
+    def entries(self) -> list[tuple[str, int]]:
+        """(name, stored size) of every entry, by name."""
+        names = [key[len(_ENTRY) :].decode() for key in self._client.scan_iter(_ENTRY + "*")]
+        return sorted((name, self._client.strlen(_ENTRY + name)) for name in names)
+
     def put(self, name: str, blob: bytes) -> bool:
         return bool(self._client.set(_ENTRY + name, blob, nx=True))
 
