@@ -107,8 +107,10 @@ class Tier:
     def _backend(self, url: str):
         if url not in self._backends:
             try:
-                if url.startswith(("redis://", "rediss://", "unix://")):
+                if url.startswith(("redis://", "rediss://", "unix://")) and self.write:
                     from . import _remote_redis as impl
+                elif url.startswith(("redis://", "rediss://", "unix://")):
+                    from . import _remote_resp as impl  # reads without the redis client
                 else:
                     from . import _remote_oci as impl
                 self._backends[url] = impl.Backend(url, self.timeout)
