@@ -113,10 +113,14 @@ def _prebuild(args: argparse.Namespace) -> int:
         ]
         if how != "already on the remote" and _remote.stats["published"] == published:
             tier.publish(path.parent.name, path.name, path.read_bytes())
+        down = tier.down()
         if _remote.stats["published"] > published:
             how += ", published"
+        elif down:
+            how += f", not published: {', '.join(down)} failed (see the warning)"
+            failed += 1
         elif how != "already on the remote":
-            how += ", not published (already on the remote, or it failed: see above)"
+            how += ", already on the remote"
         print(f"{path.parent.name}: {how}")
         if path.parent.name != record.entry:
             print(f"{record.where}: {record.name!r} was recorded as {record.entry} but builds "

@@ -125,6 +125,10 @@ class Tier:
             "it lacks are built locally, and it is not tried again in this process"
         )
 
+    def down(self) -> list[str]:
+        """The remotes that failed in this process (and are no longer tried)."""
+        return [url for url in self.urls if url in self._backends and self._backends[url] is None]
+
     def _each(self) -> Iterator[tuple[str, object]]:
         for url in self.urls:
             backend = self._backend(url)
