@@ -1,10 +1,13 @@
 """``python -m tvm_ffi.cache``: prebuild, pull, list, prune and count the JIT's modules
 (see docs/guides/jit.md, "A fleet's cache", and docs/dev/remote_cache.md).
 
-    prebuild RECORD   build each module of a TVM_FFI_RECORD file here, publish it
+    prebuild RECORD   build each module of a TVM_FFI_RECORD file here and publish it
+                      (TVM_FFI_REMOTE_CACHE, TVM_FFI_REMOTE_CACHE_MODE=write)
     pull RECORD       fetch each module of a TVM_FFI_RECORD file into the local cache
     list              the local cache's entries (and the remote's, where it can list)
-    prune             remove local entries by age (--older-than) or total size (--max-size)
+    prune [--older-than AGE] [--max-size SIZE]
+                      remove local entries last used longer ago than AGE (7d, 12h, 30m),
+                      then the least recently used until the rest fits in SIZE (2G, 500M)
     stats             local hits, remote hits and builds of the processes that used the cache
 
 Exit status: 0 when every module was handled, 1 when one failed or the input is bad, 2 for
@@ -126,7 +129,8 @@ def _prebuild(args: argparse.Namespace) -> int:
             print(f"{record.where}: {record.name!r} was recorded as {record.entry} but builds "
                   f"here as {path.parent.name}: this host's compiler, CUDA toolkit or package "
                   "differs from the recording host's (or a source file's path, which the key "
-                  "names); hosts like the recording one will not find it", file=sys.stderr)  # fmt: skip
+                  "names); hosts like the recording one will not find it",
+                  file=sys.stderr)  # fmt: skip
             failed += 1
     return 1 if failed else 0
 
@@ -216,6 +220,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tvm_ffi.cache",
         description="Prebuild, pull, list, prune and count the JIT's cached modules.",
+        epilog=__doc__.split("\n\n", 1)[1].split("\n\nExit status", 1)[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     for name, run, text in (

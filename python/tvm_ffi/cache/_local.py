@@ -57,9 +57,9 @@ def entries(root: str) -> list[Entry]:
                 with contextlib.suppress(OSError):
                     st = os.lstat(os.path.join(folder, file))
                     size += st.st_size
-                    if folder == item.path and file.endswith((".so", ".o")):
-                        if stat.S_ISREG(st.st_mode):
-                            library, used = file, max(st.st_atime, st.st_mtime)
+                    published = folder == item.path and file.endswith((".so", ".o"))
+                    if published and stat.S_ISREG(st.st_mode):
+                        library, used = file, max(st.st_atime, st.st_mtime)
         found.append(Entry(item.name, name, key, size, used, library))
     return found
 
@@ -180,11 +180,16 @@ def _forget(root_fd: int, removed: set[str]) -> None:
 def stats(root: str) -> tuple[list[int], int]:
     """([local hits, remote hits, builds], processes) from the cache's statistics file."""
     totals, processes = [0, 0, 0], 0
-    with contextlib.suppress(FileNotFoundError):
-        with open(os.path.join(root, _hit_index.STATS_FILE), encoding="ascii", errors="replace") as f:
-            for line in f:
-                fields = line.split()
-                if len(fields) == 3 and all(field.isdigit() for field in fields):
-                    totals = [a + int(b) for a, b in zip(totals, fields)]
-                    processes += 1
+    try:
+        with open(
+            os.path.join(root, _hit_index.STATS_FILE), encoding="ascii", errors="replace"
+        ) as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        lines = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) == 3 and all(field.isdigit() for field in fields):
+            totals = [a + int(b) for a, b in zip(totals, fields)]
+            processes += 1
     return totals, processes

@@ -53,6 +53,7 @@ def _blob(folder: str, data: bytes) -> str:
 
 def _line(spec, path: str, folder: str) -> dict:
     """The record of ``spec``, whose library is ``path``; its bytes stored under ``folder``."""
+
     def text(value: str | None) -> str | None:
         return None if value is None else _blob(folder, value.encode())
 
@@ -189,7 +190,9 @@ class Record:
             raise ValueError(f"{self.where}: the record names no source")
         kinds = [file["kind"] for file in inputs["files"]]
         if not set(kinds) <= set(_spec.FILE_KINDS):
-            raise ValueError(f"{self.where}: file kinds must be of {_spec.FILE_KINDS} (got {kinds})")
+            raise ValueError(
+                f"{self.where}: file kinds must be of {_spec.FILE_KINDS} (got {kinds})"
+            )
 
         def text(field: str) -> str | None:
             digest = inputs[field]

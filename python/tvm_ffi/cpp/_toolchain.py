@@ -352,9 +352,7 @@ def _read_identity(record_path: Path, memo_key: tuple[str, int, int, int]) -> st
     return identity if isinstance(identity, str) else None
 
 
-def _write_identity(
-    record_path: Path, memo_key: tuple[str, int, int, int], identity: str
-) -> None:
+def _write_identity(record_path: Path, memo_key: tuple[str, int, int, int], identity: str) -> None:
     real, size, mtime_ns, inode = memo_key
     record = {"path": real, "size": size, "mtime_ns": mtime_ns, "inode": inode,
               "identity": identity}  # fmt: skip

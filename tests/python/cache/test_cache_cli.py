@@ -34,7 +34,7 @@ WORKLOAD = textwrap.dedent(
     print(json.dumps([str(plain.path), str(wrapper.path)]))
     """
 )
-LOGGING_CXX = "#!/bin/sh\n[ \"$1\" = --version ] || echo \"$*\" >> \"$CXX_LOG\"\nexec g++ \"$@\"\n"
+LOGGING_CXX = '#!/bin/sh\n[ "$1" = --version ] || echo "$*" >> "$CXX_LOG"\nexec g++ "$@"\n'
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +236,8 @@ def _run_main(cli, argv: list[str]) -> tuple[int, str]:
 
 
 BAD_INPUT = {
-    "missing file": (["pull", "{dir}/none.jsonl"], "error: record file {dir}/none.jsonl: no such file"),
+    "missing file": (["pull", "{dir}/none.jsonl"],
+                     "error: record file {dir}/none.jsonl: no such file"),
     "not JSON": (["pull", "{dir}/bad.jsonl"], "error: {dir}/bad.jsonl:2: not a tvm_ffi record "
                  "(not JSON: Expecting value: line 1 column 1 (char 0))"),
     "bad entry": (["prebuild", "{dir}/escape.jsonl"], "error: {dir}/escape.jsonl:1: not a tvm_ffi "
@@ -268,13 +269,13 @@ def test_bad_input_is_an_error_naming_it(tmp_path, monkeypatch, capsys, case):
 
 
 def test_unknown_command_and_no_remote(tmp_path, cxx):
-    rc, out, err, _ = run(tmp_path, "c", cxx, CLI, "rebuild")
+    rc, _, err, _ = run(tmp_path, "c", cxx, CLI, "rebuild")
     assert rc == 2 and err.endswith(
         "error: argument command: invalid choice: 'rebuild' (choose from 'prebuild', 'pull', "
         "'list', 'prune', 'stats')\n"
     )
     (tmp_path / "empty.jsonl").write_text("")
-    rc, out, err, _ = run(tmp_path, "c", cxx, CLI, "prebuild", str(tmp_path / "empty.jsonl"))
+    rc, _, err, _ = run(tmp_path, "c", cxx, CLI, "prebuild", str(tmp_path / "empty.jsonl"))
     assert (rc, err) == (1, "error: prebuild: no remote cache: set TVM_FFI_REMOTE_CACHE (and "
                          "TVM_FFI_REMOTE_CACHE_MODE=write to publish) and a key to sign or "
                          "verify entries with\n")  # fmt: skip
@@ -287,7 +288,8 @@ def test_concurrent_processes_append_whole_records(tmp_path, cxx):
     assert rc == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith(_OURS)}
     env.update(TVM_FFI_CACHE_DIR=str(tmp_path / "warm"), TVM_FFI_RECORD=str(record),
-               PYTHONPATH=str(REPO / "tests"), CXX=str(cxx), CXX_LOG=str(tmp_path / "log"))  # fmt: skip
+               PYTHONPATH=str(REPO / "tests"), CXX=str(cxx),
+               CXX_LOG=str(tmp_path / "log"))  # fmt: skip
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env) for _ in range(8)]
     assert [p.wait(timeout=600) for p in procs] == [0] * 8
     lines = record.read_text().splitlines()
@@ -301,7 +303,7 @@ def test_an_unwritable_record_file_warns_once_and_loads(tmp_path, cxx):
     code = "import warnings; warnings.simplefilter('always')\n" + WORKLOAD
     (tmp_path / "file").write_text("")  # a file where the record's folder should be
     target = tmp_path / "file" / "r"
-    rc, out, err, _ = run(tmp_path, "c", cxx, code, TVM_FFI_RECORD=str(target))
+    rc, _, err, _ = run(tmp_path, "c", cxx, code, TVM_FFI_RECORD=str(target))
     assert rc == 0, err
     warned = [line for line in err.splitlines() if "cannot record" in line]
     assert len(warned) == 1 and warned[0].endswith(

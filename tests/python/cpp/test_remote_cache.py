@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from helpers import package, servers
-from tvm_ffi import cpp
 
 REPO = Path(__file__).resolve().parents[3]
 KEY = "operator-secret-0123456789"
@@ -36,8 +35,7 @@ HOST = textwrap.dedent(
     warnings.simplefilter("always")
     with warnings.catch_warnings(record=True) as caught:
         start = time.perf_counter()
-        from tvm_ffi import cpp
-        if sys.argv[1] == "plain":
+                if sys.argv[1] == "plain":
             source = "int add_one(int x) { return x + 1; }"
             mod = cpp.load_inline("remote_plain", cpp_sources=source, functions="add_one")
             value = mod.add_one(41)
