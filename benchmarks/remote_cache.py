@@ -14,9 +14,12 @@ remote, each sample starts from empty caches and an empty remote:
 Times are each child's own, from before ``from tvm_ffi import cpp`` (so with the import of
 tvm_ffi) to the module loaded: interpreter start excluded. Bytecode is cached, as an
 installed package has it (a warm-up process writes it). ``TVM_FFI_CUDA_ARCH_LIST=9.0`` on
-both hosts (a GPU-less builder and a GPU host must choose the same targets). Needs the
-``redis`` client (test extra), redis-server and g++; the CUDA rows need nvcc.
-Run: python benchmarks/remote_cache.py [--quick] [--json PATH]
+both hosts (a GPU-less builder and a GPU host must choose the same targets). With
+``--baseline-path DIR`` (the ``python`` folder of another checkout, built), each sample
+also runs that package's hosts right after this one's, so both see the same machine load
+("before" rows). Needs the ``redis`` client (test extra), redis-server and g++; the CUDA
+rows need nvcc.
+Run: python benchmarks/remote_cache.py [--quick] [--baseline-path DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -80,15 +83,13 @@ def _child(kind: str, cache: Path, env: dict, install: Path | None = None) -> fl
     return float(proc.stdout.splitlines()[-1])
 
 
-def _sample(kind: str, url: str, work: Path, index: int, base: dict, install_b: Path) -> dict:
+def _sample(kind: str, url: str, work: Path, base: dict, install_b: Path) -> dict:
     remote = dict(base, TVM_FFI_REMOTE_CACHE=url, TVM_FFI_REMOTE_CACHE_KEY=KEY)
-    got = {
-        "cold": _child(kind, work / f"a{index}", dict(remote, TVM_FFI_REMOTE_CACHE_MODE="write"))
-    }
-    got["first"] = _child(kind, work / f"b{index}", remote, install_b)
-    got["hit"] = _child(kind, work / f"b{index}", remote, install_b)
-    new_host = dict(remote, XDG_CACHE_HOME=str(work / f"xdg{index}"))
-    got["first_new_host"] = _child(kind, work / f"c{index}", new_host, install_b)
+    got = {"cold": _child(kind, work / "a", dict(remote, TVM_FFI_REMOTE_CACHE_MODE="write"))}
+    got["first"] = _child(kind, work / "b", remote, install_b)
+    got["hit"] = _child(kind, work / "b", remote, install_b)
+    new_host = dict(remote, XDG_CACHE_HOME=str(work / "xdg"))
+    got["first_new_host"] = _child(kind, work / "c", new_host, install_b)
     return got
 
 
@@ -99,10 +100,15 @@ def collect(args, workdir: Path) -> dict:
     from helpers import package, servers
 
     samples = 1 if args.quick else 5
-    install_b = package.second_install(workdir / "install_b")
+    # (label, host A's PYTHONPATH entries, host B's install): this package, and the baseline
+    variants = [("now", [], package.second_install(workdir / "install_b"))]
+    if args.baseline_path:
+        before = Path(args.baseline_path).resolve()
+        copy = package.second_install(workdir / "install_b_before", before / "tvm_ffi")
+        variants.append(("before", [str(before)], copy))
     base = {k: v for k, v in os.environ.items() if not k.startswith(("TVM_FFI_", "PYTHONDONT"))}
-    paths = [str(_common.REPO_ROOT / "tests"), *filter(None, [os.environ.get("PYTHONPATH")])]
-    base.update(TVM_FFI_CUDA_ARCH_LIST="9.0", PYTHONPATH=os.pathsep.join(paths))
+    base["TVM_FFI_CUDA_ARCH_LIST"] = "9.0"
+    tests = str(_common.REPO_ROOT / "tests")
     raw: dict = {"samples": samples, "rows": []}
     remotes = [("Redis", servers.redis_server)]
     if servers.REGISTRY is not None and not args.quick:
@@ -115,36 +121,41 @@ def collect(args, workdir: Path) -> dict:
                 if kind != "plain" and _common.nvcc_path() is None:
                     raw["rows"].append({"module": title, "remote": label, "skipped": "no nvcc"})
                     continue
-                runs = []
+                runs: dict = {name: [] for name, _, _ in variants}
                 for index in range(samples + 1):  # the first writes the bytecode: not kept
-                    if url.startswith("redis"):
-                        redis.Redis.from_url(url).flushdb()
-                        where = url
-                    else:
-                        where = f"{url}-{kind}-{index}"
-                    got = _sample(kind, where, work / f"{kind}{index}", index, base, install_b)
-                    _common.progress(f"{label} {kind} {index}: {json.dumps(got)}")
-                    if index:
-                        runs.append(got)
-                row = {"module": title, "remote": label}
-                row.update({c: _common.summarize([r[c] for r in runs]) for c in COLUMNS})
-                raw["rows"].append(row)
-                shutil.rmtree(work / f"{kind}0", ignore_errors=True)
+                    for name, paths, install_b in variants:
+                        env = dict(base, PYTHONPATH=os.pathsep.join([*paths, tests]))
+                        if url.startswith("redis"):
+                            redis.Redis.from_url(url).flushdb()
+                            where = url
+                        else:
+                            where = f"{url}-{kind}-{name}-{index}"
+                        got = _sample(kind, where, work / f"{kind}-{name}-{index}", env, install_b)
+                        _common.progress(f"{label} {kind} {name} {index}: {json.dumps(got)}")
+                        if index:
+                            runs[name].append(got)
+                for name, _, _ in variants:
+                    row = {"module": title, "remote": label, "package": name}
+                    row.update({c: _common.summarize([r[c] for r in runs[name]]) for c in COLUMNS})
+                    raw["rows"].append(row)
+                shutil.rmtree(work, ignore_errors=True)
+                work.mkdir()
     if not raw["rows"]:
         raw["rows"].append({"module": "all", "remote": "Redis", "skipped": "no redis-server"})
     return raw
 
 
 def make_report(raw: dict, mode: str, env: dict) -> dict:
-    headers = ["module", "remote", "cold build (A) ms", "first use (B) ms",
+    headers = ["module", "remote", "package", "cold build (A) ms", "first use (B) ms",
                "first use (B, new host) ms", "local hit (B) ms", "note"]  # fmt: skip
     cells = []
     for row in raw["rows"]:
         if "skipped" in row:
-            cells.append([row["module"], row["remote"], *["n/a"] * 4, row["skipped"]])
+            cells.append([row["module"], row["remote"], "-", *["n/a"] * 4, row["skipped"]])
             continue
         medians = [_common.fmt_num(row[c]["median"], 1) for c in COLUMNS]
-        cells.append([row["module"], row["remote"], *medians, f"median of {raw['samples']}"])
+        cells.append([row["module"], row["remote"], row["package"], *medians,
+                      f"median of {raw['samples']}"])  # fmt: skip
     section = {"title": "First use on host B of modules host A built", "headers": headers,
                "cells": cells,
                "notes": ["goal: first use (B) of the guide's wrapper under 50 ms"]}  # fmt: skip
@@ -152,7 +163,9 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
 
 
 def parse_args(argv):
-    return _common.base_parser(NAME, __doc__.splitlines()[0]).parse_args(argv)
+    parser = _common.base_parser(NAME, __doc__.splitlines()[0])
+    parser.add_argument("--baseline-path", help="another checkout's built python/ folder")
+    return parser.parse_args(argv)
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ def prune(
     for entry in doomed:
         if entry.dirname in in_use:
             kept.append((entry, f"in use by process {in_use[entry.dirname]}"))
-        elif _remove(root_fd, entry.dirname):
+        elif _remove(root, root_fd, entry.dirname):
             removed.append(entry)
         else:
             kept.append((entry, "locked by a build"))
@@ -128,7 +128,7 @@ def prune(
     return removed, kept
 
 
-def _remove(root_fd: int, dirname: str) -> bool:
+def _remove(root: str, root_fd: int, dirname: str) -> bool:
     """Remove entry ``dirname`` if no process holds its build lock; False if one does. Under
     the lock, the entry is first renamed away: no lookup sees half of it."""
     import fcntl
@@ -153,7 +153,7 @@ def _remove(root_fd: int, dirname: str) -> bool:
         os.rename(dirname, doomed, src_dir_fd=root_fd, dst_dir_fd=root_fd)
     finally:
         os.close(fd)
-    shutil.rmtree(doomed, dir_fd=root_fd)
+    shutil.rmtree(os.path.join(root, doomed))  # never follows a link (fd-based on Linux)
     return True
 
 
