@@ -162,6 +162,30 @@ class Record:
         for digest in (inputs["inline_cpp"], inputs["inline_cuda"]):
             if digest is not None:
                 _digest(digest)
+        self._check_as_a_call(inputs)
+
+    def _check_as_a_call(self, inputs: dict) -> None:
+        """The checks of the public functions, in their words: embed names become
+        assembler symbols, flags and folders go into build.ninja, so a record is refused
+        as the call it stands for would be."""
+        from . import _arch, _spec
+
+        api = self.api
+        if inputs["inline_cpp"] is None and inputs["inline_cuda"] is None and not inputs["files"]:
+            raise ValueError("it names no source")
+        kinds = [file["kind"] for file in inputs["files"]]
+        if not set(kinds) <= set(_spec.FILE_KINDS):
+            raise ValueError(f"file kinds must be of {_spec.FILE_KINDS} (got {kinds})")
+        _spec.check_module_name(api, self.name)
+        for name, image in inputs["embeds"].items():
+            _spec.check_identifier(api, "embed name", name)
+            if isinstance(image, dict) and not image:
+                raise ValueError(f"{api}: embed_cubin[{name!r}] is an empty mapping")
+        self.flags = {field: _spec.flag_list(api, field, inputs[field]) for field in _LISTS[:3]}
+        self.flags["include_paths"] = _spec.include_list(api, inputs["include_paths"])
+        for field in ("arch", "arch_list"):  # read as TVM_FFI_CUDA_ARCH_LIST would be
+            if inputs[field] is not None:
+                _arch.parse_arch_list(inputs[field], source=f"{api}: {field}")
 
     def blob(self, digest: str) -> bytes:
         """The stored bytes of ``digest``, checked."""
@@ -185,18 +209,16 @@ class Record:
 
         from . import _arch, _spec
 
-        inputs, api = self.inputs, f"{self.where}"
-        if inputs["inline_cpp"] is None and inputs["inline_cuda"] is None and not inputs["files"]:
-            raise ValueError(f"{self.where}: the record names no source")
-        kinds = [file["kind"] for file in inputs["files"]]
-        if not set(kinds) <= set(_spec.FILE_KINDS):
-            raise ValueError(
-                f"{self.where}: file kinds must be of {_spec.FILE_KINDS} (got {kinds})"
-            )
+        inputs = self.inputs
 
         def text(field: str) -> str | None:
             digest = inputs[field]
-            return None if digest is None else self.blob(digest).decode()
+            if digest is None:
+                return None
+            try:
+                return self.blob(digest).decode()
+            except UnicodeDecodeError:
+                raise ValueError(f"{self.where}: stored {field} {digest} is not UTF-8") from None
 
         files = []
         for index, file in enumerate(inputs["files"]):
@@ -217,19 +239,16 @@ class Record:
             for name, image in inputs["embeds"].items()
         }
         arch = inputs["arch"]
-        # The checks of the public functions: embed names become assembler symbols, flags
-        # and folders go into build.ninja; a record is refused as a call would be.
         return _spec.Spec(
             self.api,
-            _spec.check_module_name(api, self.name),
+            self.name,
             inline_cpp=text("inline_cpp"),
             inline_cuda=text("inline_cuda"),
             files=files,
-            file_kinds=kinds,
-            embeds=_spec.embed_images(api, embeds),
-            archs=None if arch is None else _arch.parse_arch_list(arch, source=api),
-            include_paths=_spec.include_list(api, inputs["include_paths"]),
-            **{field: _spec.flag_list(api, field, inputs[field]) for field in _LISTS[:3]},
+            file_kinds=[file["kind"] for file in inputs["files"]],
+            embeds=_spec.embed_images(self.api, embeds),  # images: not empty, bytes
+            archs=None if arch is None else _arch.parse_arch_list(arch, source=self.where),
+            **self.flags,
         )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import package, servers
+from helpers import package, servers, tools
 
 REPO = Path(__file__).resolve().parents[3]
 KEY = "operator-secret-0123456789"
@@ -242,6 +242,11 @@ BAD_INPUT = {
                  "(not JSON: Expecting value: line 1 column 1 (char 0))"),
     "bad entry": (["prebuild", "{dir}/escape.jsonl"], "error: {dir}/escape.jsonl:1: not a tvm_ffi "
                   "record (entry '../x' is not a cache entry name)"),
+    "embed name": (["pull", "{dir}/embed.jsonl"], "error: {dir}/embed.jsonl:1: not a tvm_ffi "
+                   "record (load_inline: embed name must be a C identifier (got 'a;b'))"),
+    "flag": (["pull", "{dir}/flag.jsonl"], "error: {dir}/flag.jsonl:1: not a tvm_ffi record "
+             "(load_inline: cflags[0] holds a newline (got '-DX\\nsystem(1)'); a compiler flag "
+             "never does)"),
     "bad size": (["prune", "--max-size", "lots"],
                  "error: --max-size must be a size like 2G, 500M or 1024 (got 'lots')"),
     "bad age": (["prune", "--older-than", "7"],
@@ -263,6 +268,10 @@ def test_bad_input_is_an_error_naming_it(tmp_path, monkeypatch, capsys, case):
             "library": "m.so", "machine": os.uname().machine, "inputs": inputs}  # fmt: skip
     (tmp_path / "bad.jsonl").write_text(json.dumps(good) + "\noops\n")
     (tmp_path / "escape.jsonl").write_text(json.dumps({**good, "entry": "../x"}) + "\n")
+    embeds = {**inputs, "embeds": {"a;b": "0" * 64}}
+    (tmp_path / "embed.jsonl").write_text(json.dumps({**good, "inputs": embeds}) + "\n")
+    flags = {**inputs, "cflags": ["-DX\nsystem(1)"]}
+    (tmp_path / "flag.jsonl").write_text(json.dumps({**good, "inputs": flags}) + "\n")
     argv, message = BAD_INPUT[case]
     status = _cli.main([arg.format(dir=tmp_path) for arg in argv])
     assert (status, capsys.readouterr().err) == (1, message.format(dir=tmp_path) + "\n")
@@ -310,3 +319,34 @@ def test_an_unwritable_record_file_warns_once_and_loads(tmp_path, cxx):
         f"tvm_ffi.cpp: cannot record 'rec_plain' in TVM_FFI_RECORD={target}: "
         f"[Errno 20] Not a directory: '{target}.blobs'"
     ), err
+
+
+CUDA_WORKLOAD = """
+import json
+from tvm_ffi import cpp
+source = '''
+__global__ void add_one_kernel(float* x) { x[threadIdx.x] += 1.0f; }
+void add_one(tvm::ffi::TensorView x) {
+  add_one_kernel<<<1, 32>>>(static_cast<float*>(x.data_ptr()));
+}
+'''
+print(json.dumps([cpp.build_inline("rec_cuda", cuda_sources=source, functions="add_one")]))
+"""
+
+
+@pytest.mark.skipif(not tools.has_nvcc(), reason="needs nvcc (the CUDA toolkit)")
+def test_a_builder_builds_for_the_architectures_the_recording_host_chose(tmp_path, cxx, redis_url):
+    # Host A's own choice (the variable here; its GPUs or the default list elsewhere) is in
+    # the record: a builder that would choose otherwise still builds A's module, A's key.
+    record = tmp_path / "cuda.jsonl"
+    rc, out, err, _ = run(tmp_path, "a", cxx, CUDA_WORKLOAD, TVM_FFI_RECORD=str(record),
+                          TVM_FFI_CUDA_ARCH_LIST="8.0")  # fmt: skip
+    assert rc == 0, err
+    (name,) = entries(json.loads(out))
+    assert json.loads(record.read_text())["inputs"]["arch_list"] == "8.0"
+    url = redis_url.replace("/0", "/2")
+    remote = {"TVM_FFI_REMOTE_CACHE": url, "TVM_FFI_REMOTE_CACHE_KEY": KEY,
+              "TVM_FFI_REMOTE_CACHE_MODE": "write"}  # fmt: skip
+    rc, out, err, _ = run(tmp_path, "builder", cxx, CLI, "prebuild", str(record),
+                          TVM_FFI_CUDA_ARCH_LIST="9.0", **remote)  # fmt: skip
+    assert (rc, out) == (0, f"{name}: built, published\n"), err

@@ -35,7 +35,8 @@ HOST = textwrap.dedent(
     warnings.simplefilter("always")
     with warnings.catch_warnings(record=True) as caught:
         start = time.perf_counter()
-                if sys.argv[1] == "plain":
+        from tvm_ffi import cpp
+        if sys.argv[1] == "plain":
             source = "int add_one(int x) { return x + 1; }"
             mod = cpp.load_inline("remote_plain", cpp_sources=source, functions="add_one")
             value = mod.add_one(41)
