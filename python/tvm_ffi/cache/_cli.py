@@ -149,18 +149,45 @@ def _pull(args: argparse.Namespace) -> int:
             relpath = f"{record.entry}/{record.library}"
             if _hit_index.library_problem(root_fd, relpath) is None:
                 print(f"{record.entry}: in the local cache")
-                continue
-            found = tier.fetch(record.entry, record.library)
-            if found is not None and _remote.install(
-                found[0], found[1], root, root_fd, record.entry, record.library, timeout
-            ):
+            else:
+                found = tier.fetch(record.entry, record.library)
+                if found is None or not _remote.install(
+                    found[0], found[1], root, root_fd, record.entry, record.library, timeout
+                ):
+                    print(f"{record.where}: {record.entry}: on no remote", file=sys.stderr)
+                    failed += 1
+                    continue
                 print(f"{record.entry}: fetched from {found[0]}")
-                continue
-            print(f"{record.where}: {record.entry}: on no remote", file=sys.stderr)
-            failed += 1
+            failed += not _indexed(record)
     finally:
         os.close(root_fd)
     return 1 if failed else 0
+
+
+def _indexed(record: _record.Record) -> bool:
+    """Look ``record``'s module up the full way (never building it), which records it in
+    the hit index: the workload's first load is then a hit index hit. False (said) when
+    this host keys it otherwise than the recording host did."""
+    import tempfile
+
+    from ..cpp import _cached_build
+
+    token = _cached_build.lookup_only.set(True)
+    try:
+        with tempfile.TemporaryDirectory() as work, _arch_list(record.inputs["arch_list"]):
+            _cached_build.build_library(record.spec(work), None, False)
+    except LookupError:
+        print(f"{record.where}: {record.entry}: this host keys {record.name!r} otherwise (its "
+              "compiler, CUDA toolkit or package differs from the recording host's): its "
+              "loads will not find the pulled entry", file=sys.stderr)  # fmt: skip
+        return False
+    except Exception as err:  # no blobs beside the record, a tool missing here: said
+        first = str(err).split("\n", 1)[0]
+        print(f"{record.where}: {record.entry}: pulled but not indexed "
+              f"({type(err).__name__}: {first})", file=sys.stderr)  # fmt: skip
+    finally:
+        _cached_build.lookup_only.reset(token)
+    return True
 
 
 def _list(args: argparse.Namespace) -> int:

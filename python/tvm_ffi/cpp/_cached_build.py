@@ -48,6 +48,9 @@ __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested
 _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
 # Who asked for a build that runs in a helper thread (see _alongside), for the log.
 _caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
+# Set by ``python -m tvm_ffi.cache pull``: a full lookup that records the hit index, where a
+# missing entry is an error (LookupError) instead of a build.
+lookup_only: contextvars.ContextVar[bool] = contextvars.ContextVar("lookup_only", default=False)
 
 
 verbose_requested = _hit_index.verbose_requested
@@ -572,8 +575,11 @@ def _remote_or_built(
     host that finds it held waits for that build and fetches its result."""
     found = _lookup(root_fd, root, entry, verbose)
     if found is not None:
-        _hit_index.count(str(root), _hit_index.LOCAL)
+        if not lookup_only.get():  # a pull's look-up is no use of the module
+            _hit_index.count(str(root), _hit_index.LOCAL)
         return found
+    if lookup_only.get():
+        raise LookupError(f"{entry.name} is not in the cache {root}")
     tier = _remote.configured()
     if tier is None or entry.library.endswith(".o"):
         _hit_index.count(str(root), _hit_index.BUILT)

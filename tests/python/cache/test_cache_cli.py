@@ -32,6 +32,7 @@ WORKLOAD = textwrap.dedent(
     wrapper = cpp.load_inline("rec_wrapper", cpp_sources=WRAPPER, embed_cubin={"kernels": PTX})
     assert plain.add_one(41) == 42
     print(json.dumps([str(plain.path), str(wrapper.path)]))
+    print("full lookup" if "tvm_ffi.cpp._cached_build" in sys.modules else "hit index")
     """
 )
 LOGGING_CXX = '#!/bin/sh\n[ "$1" = --version ] || echo "$*" >> "$CXX_LOG"\nexec g++ "$@"\n'
@@ -87,7 +88,7 @@ def test_recorded_modules_prebuilt_pulled_and_loaded_without_a_compiler(
     record = tmp_path / "workload.jsonl"
     rc, out, err, built = run(tmp_path, "a", cxx, WORKLOAD, TVM_FFI_RECORD=str(record))
     assert rc == 0 and built, err
-    names = entries(json.loads(out))
+    names = entries(json.loads(out.splitlines()[0]))
     # A second process finds both through the hit index: its records are the same.
     rc, out, err, calls = run(tmp_path, "a", cxx, WORKLOAD, TVM_FFI_RECORD=str(record))
     assert (rc, calls) == (0, []), err
@@ -108,9 +109,25 @@ def test_recorded_modules_prebuilt_pulled_and_loaded_without_a_compiler(
                               **remote)  # fmt: skip
     assert (rc, out, calls) == (0, "".join(f"{n}: fetched from {redis_url}\n" for n in names), [])
     rc, out, err, calls = run(tmp_path, "b", cxx, WORKLOAD, install=install_b, **remote)
-    assert (rc, entries(json.loads(out)), calls) == (0, names, []), err
+    # The pull recorded the hit index: the first load on B is a hit index hit.
+    assert (rc, entries(json.loads(out.splitlines()[0])), out.splitlines()[1], calls) == (
+        0, names, "hit index", []), err  # fmt: skip
     rc, out, err, _ = run(tmp_path, "b", cxx, CLI, "pull", str(record), **remote)
     assert out == "".join(f"{name}: in the local cache\n" for name in names)
+
+    # A host with another compiler keys the modules otherwise: the pulled entries would
+    # never be found, and the pull says so.
+    other = tmp_path / "other-g++"
+    other.write_text(LOGGING_CXX + "# another compiler\n")
+    other.chmod(0o755)
+    rc, out, err, _ = run(tmp_path, "c", other, CLI, "pull", str(record), **remote)
+    assert (rc, out) == (1, "".join(f"{n}: fetched from {redis_url}\n" for n in names))
+    assert err == "".join(
+        f"{record}:{line}: {n}: this host keys {n.rsplit('_', 1)[0]!r} otherwise (its compiler, "
+        "CUDA toolkit or package differs from the recording host's): its loads will not find "
+        "the pulled entry\n"
+        for line, n in zip((1, 2), names)
+    )
 
     rc, out, err, _ = run(tmp_path, "b", cxx, CLI, "stats")
     assert out == (f"cache {tmp_path / 'b'}: 1 processes\n  local hits   2\n  remote hits  0\n"
@@ -132,7 +149,7 @@ def test_list_names_local_and_remote_entries(tmp_path, cxx, redis_url):
               "TVM_FFI_REMOTE_CACHE_MODE": "write"}  # fmt: skip
     rc, out, err, _ = run(tmp_path, "a", cxx, WORKLOAD, **remote)
     assert rc == 0, err
-    names = entries(json.loads(out))
+    names = entries(json.loads(out.splitlines()[0]))
     root = tmp_path / "a"
     listed = sorted(p for p in root.iterdir() if p.name.startswith(("rec_", "objects_")))
     week = time.time() - 7 * 86400 - 30
