@@ -29,11 +29,15 @@ class Backend:
         self._unix = parts.path if parts.scheme == "unix" else None
         self._host, self._port = parts.hostname or "localhost", parts.port or 6379
         self._tls = parts.scheme == "rediss"
-        db = parse_qs(parts.query).get("db", ["0"])[0] if self._unix else parts.path.strip("/")
+        query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+        db = query.get("db", "0") if self._unix else parts.path.strip("/")
         if not (db or "0").isdigit():
             raise ValueError(f"{url!r}: the database must be a number (got {db!r})")
         self._db = int(db or 0)
-        self._auth = [unquote(parts.username or ""), unquote(parts.password or "")]
+        # As the redis client reads a URL: user and password before the host, or (a unix
+        # socket's) in the query.
+        password = unquote(parts.password or "") or query.get("password", "")
+        self._auth = [unquote(parts.username or ""), password]
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()  # builds of several threads share the connection
 

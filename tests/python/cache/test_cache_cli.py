@@ -143,8 +143,22 @@ def test_recorded_modules_prebuilt_pulled_and_loaded_without_a_compiler(
                           for name in names)  # fmt: skip
 
 
-def test_list_names_local_and_remote_entries(tmp_path, cxx, redis_url):
-    url = redis_url.replace("/0", "/1")
+@pytest.fixture(scope="module")
+def registry_url(tmp_path_factory):
+    if servers.REGISTRY is None:
+        pytest.skip("needs docker-registry (Debian: apt-get install docker-registry)")
+    with servers.registry(tmp_path_factory.mktemp("registry")) as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["redis", "registry"])
+def test_list_names_local_and_remote_entries(tmp_path, cxx, request, kind):
+    from tvm_ffi.cpp import _remote_oci, _remote_resp
+
+    if kind == "redis":
+        url, backend = request.getfixturevalue("redis_url").replace("/0", "/1"), _remote_resp
+    else:
+        url, backend = request.getfixturevalue("registry_url") + "-list", _remote_oci
     remote = {"TVM_FFI_REMOTE_CACHE": url, "TVM_FFI_REMOTE_CACHE_KEY": KEY,
               "TVM_FFI_REMOTE_CACHE_MODE": "write"}  # fmt: skip
     rc, out, err, _ = run(tmp_path, "a", cxx, WORKLOAD, **remote)
@@ -165,8 +179,7 @@ def test_list_names_local_and_remote_entries(tmp_path, cxx, redis_url):
     def size(n: int) -> str:
         return f"{n / 1024:.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
-    stored = {name: len(__import__("redis").Redis.from_url(url).get(f"tvm-ffi:entry:{name}"))
-              for name in names}  # fmt: skip
+    stored = {name: len(backend.Backend(url, 5.0).get(name)) for name in names}
     assert (rc, out) == (0, "".join([
         f"local cache {root}: {len(listed)} entries, {size(total)}\n",
         *(f"  {e.name.rsplit('_', 1)[0]:<24} {e.name.rsplit('_', 1)[1]:<32} "
