@@ -93,3 +93,20 @@ def elf_type_and_sections(data: bytes) -> tuple[int, set[str]]:
         start = strtab + header(i)[0]
         names.add(data[start : data.index(b"\0", start)].decode())
     return e_type, names
+
+
+def second_install(top: Path, package: Path | None = None) -> Path:
+    """A copy of ``package`` (default: the imported one's folder) under ``top`` (headers
+    inside it, as a wheel has them), at another path and with other file times: another
+    host's install. Put ``top`` first on ``sys.path`` to import it."""
+    if package is None:
+        import tvm_ffi
+
+        package = Path(tvm_ffi.__file__).parent
+    shutil.copytree(package, top / "tvm_ffi", copy_function=shutil.copy)
+    if not (package / "include").is_dir():  # a source tree's: laid out as a wheel's
+        tree = package.parents[1]
+        shutil.copytree(tree / "include", top / "tvm_ffi" / "include", copy_function=shutil.copy)
+        shutil.copytree(tree / "cmake", top / "tvm_ffi" / "share" / "cmake" / "tvm_ffi",
+                        copy_function=shutil.copy)  # fmt: skip
+    return top

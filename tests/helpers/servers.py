@@ -41,11 +41,11 @@ def _serving(argv: list[str], port: int, what: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def redis_server(workdir: Path) -> Iterator[str]:
-    """A private, memory-only redis-server; its URL."""
+def redis_server(workdir: Path, *options: str) -> Iterator[str]:
+    """A private, memory-only redis-server (with the further ``options``); its URL."""
     port = free_port()
     argv = [REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-            "no", "--dir", str(workdir)]  # fmt: skip
+            "no", "--dir", str(workdir), *options]  # fmt: skip
     with _serving(argv, port, "redis-server"):
         yield f"redis://127.0.0.1:{port}/0"
 

@@ -48,6 +48,9 @@ __all__ = ["build_and_load", "build_library", "load_library", "verbose_requested
 _ninja_jobs: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
 # Who asked for a build that runs in a helper thread (see _alongside), for the log.
 _caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
+# Set by ``python -m tvm_ffi.cache pull``: a full lookup that records the hit index, where a
+# missing entry is an error (LookupError) instead of a build.
+lookup_only: contextvars.ContextVar[bool] = contextvars.ContextVar("lookup_only", default=False)
 
 
 verbose_requested = _hit_index.verbose_requested
@@ -406,6 +409,10 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             # The next fresh process finds it (not one built privately, see _cached_privately).
             if request is not None and path.parent.parent == root and _indexable(path):
                 _hit_index.record(root_fd, root, request, path, sorted(set(tools)))
+            if "TVM_FFI_RECORD" in os.environ:
+                from . import _record
+
+                _record.note(spec, path)
             yield path
             return
         plan, _, linker = _plan(spec, root)
@@ -568,15 +575,21 @@ def _remote_or_built(
     host that finds it held waits for that build and fetches its result."""
     found = _lookup(root_fd, root, entry, verbose)
     if found is not None:
+        if not lookup_only.get():  # a pull's look-up is no use of the module
+            _hit_index.count(str(root), _hit_index.LOCAL)
         return found
+    if lookup_only.get():
+        raise LookupError(f"{entry.name} is not in the cache {root}")
     tier = _remote.configured()
     if tier is None or entry.library.endswith(".o"):
+        _hit_index.count(str(root), _hit_index.BUILT)
         return build()
     if _fetched(tier, entry, root, root_fd, timeout):
         return entry.path(root)
     with tier.claim(entry.name, timeout) as waited:
         if waited and _fetched(tier, entry, root, root_fd, timeout):
             return entry.path(root)
+        _hit_index.count(str(root), _hit_index.BUILT)
         path = build()
     if tier.write:
         tier.publish(path.parent.name, path.name, path.read_bytes())
@@ -591,6 +604,7 @@ def _fetched(tier, entry: CacheEntry, root: Path, root_fd: int, timeout: float) 
     if not _remote.install(url, payload, root, root_fd, entry.name, entry.library, timeout):
         return False
     _log_hit(entry.path(root), f"fetched from {url}")
+    _hit_index.count(str(root), _hit_index.REMOTE)
     return True
 
 

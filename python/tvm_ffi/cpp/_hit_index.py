@@ -63,9 +63,43 @@ _DISCOVERY_ENV = (
 _DIR = "hits"
 _VERBOSE_ENV = "TVM_FFI_BUILD_VERBOSE"
 
+#: The per-cache file of hit statistics: a line "<local hits> <remote hits> <builds>" per
+#: process that used the cache (see count, and ``python -m tvm_ffi.cache stats``).
+STATS_FILE = "stats.log"
+LOCAL, REMOTE, BUILT = range(3)
+# Cache root -> this process's counts, appended to the root's STATS_FILE at exit: a hit
+# pays a list increment, never a file write.
+_events: dict[str, list[int]] = {}
+
 #: Bump when the build recipe changes in a way that must invalidate cached libraries.
 RECIPE = "4"
 _memo: dict[str, str] = {}
+
+
+def count(root: str, event: int) -> None:
+    """Count a module found here (LOCAL), fetched from a remote (REMOTE) or BUILT."""
+    counts = _events.get(root)
+    if counts is None:
+        if not _events:
+            import atexit
+
+            atexit.register(_flush_counts)
+            os.register_at_fork(after_in_child=_events.clear)  # the parent reports its own
+        counts = _events[root] = [0, 0, 0]
+    counts[event] += 1
+
+
+def _flush_counts() -> None:
+    for root, counts in _events.items():
+        line = " ".join(map(str, counts)) + "\n"
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        with contextlib.suppress(OSError):  # a cache gone or read-only: counts are a hint
+            fd = os.open(os.path.join(root, STATS_FILE), flags, 0o600)
+            try:
+                os.write(fd, line.encode())  # one write: O_APPEND keeps lines whole
+            finally:
+                os.close(fd)
+    _events.clear()
 
 
 def verbose_requested(verbose: bool) -> bool:
@@ -83,6 +117,10 @@ def find(spec, build_directory: object, verbose: bool) -> str | None:
     # without hashing the request again (see _cached_build._built).
     spec.request = request
     found = None if request is None else lookup(request, verbose_requested(verbose))
+    if found is not None and "TVM_FFI_RECORD" in os.environ:  # see _record
+        from . import _record
+
+        _record.note(spec, found)
     # Without logging imported no handler can show the record (see _log.logging_enabled):
     # then _log is not imported either.
     if found is not None and "logging" in sys.modules:
@@ -324,7 +362,10 @@ def lookup(request: str, verbose: bool) -> str | None:
                     return None
             except OSError:
                 return None
-        return published_library(root_fd, root, relpath, verbose)
+        found = published_library(root_fd, root, relpath, verbose)
+        if found is not None:
+            count(root, LOCAL)
+        return found
     except ValueError:  # a record of another shape: not ours to trust
         return None
     finally:

@@ -48,17 +48,26 @@ def file_digest(path: str) -> str:
 def package_digest(root: Path) -> str:
     """SHA-256 over the package's headers and compiled files (their paths relative to
     their folder, and their bytes): two installs of one release agree, wherever they are.
-    Remembered under ``<root>/toolchain/`` by the package's stamp fingerprint."""
+    Remembered under ``<root>/toolchain/`` (and the host's, see _toolchain.host_memo) by
+    the package's stamp fingerprint."""
     include = str(_hit_index.include_dir())
     fingerprint = _hit_index.package_fingerprint(include)
     found = _digests.get(f"package:{fingerprint}")
     if found is not None:
         return found
-    record = root / "toolchain" / f"package-{fingerprint[:32]}"
-    try:
-        found = record.read_text().strip()
-    except OSError:
-        found = ""
+    # The cache's own record, else the host's (see _toolchain.host_memo: the fingerprint
+    # holds the files' paths, sizes, mtimes and the compiled files' inodes).
+    name = f"package-{fingerprint[:32]}"
+    records = [root / "toolchain" / name, *(folder / name for folder in _toolchain.host_memo(root))]
+    found, missing = "", []
+    for record in records:
+        try:
+            found = record.read_text().strip()
+        except OSError:
+            found = ""
+        if len(found) == 64:
+            break
+        missing.append(record)
     if len(found) != 64:
         hasher = _cache.KeyHasher()
         lib = os.path.join(os.path.dirname(tvm_ffi.__file__), "lib")
@@ -70,6 +79,7 @@ def package_digest(root: Path) -> str:
                 digest = "see prebuilt.json" if path.endswith(".gch") else file_digest(path)
                 hasher.add(f"{label}/{os.path.relpath(path, top)}", digest)
         found = hasher.hexdigest(64)
+    for record in missing:
         try:
             record.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             _cache.replace_atomically(record, found.encode())

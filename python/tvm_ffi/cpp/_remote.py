@@ -107,8 +107,10 @@ class Tier:
     def _backend(self, url: str):
         if url not in self._backends:
             try:
-                if url.startswith(("redis://", "rediss://", "unix://")):
+                if url.startswith(("redis://", "rediss://", "unix://")) and self.write:
                     from . import _remote_redis as impl
+                elif url.startswith(("redis://", "rediss://", "unix://")):
+                    from . import _remote_resp as impl  # reads without the redis client
                 else:
                     from . import _remote_oci as impl
                 self._backends[url] = impl.Backend(url, self.timeout)
@@ -122,6 +124,10 @@ class Tier:
             f"tvm_ffi.cpp: remote cache {url} failed ({type(err).__name__}: {err}); modules "
             "it lacks are built locally, and it is not tried again in this process"
         )
+
+    def down(self) -> list[str]:
+        """The remotes that failed in this process (and are no longer tried)."""
+        return [url for url in self.urls if url in self._backends and self._backends[url] is None]
 
     def _each(self) -> Iterator[tuple[str, object]]:
         for url in self.urls:
@@ -159,6 +165,12 @@ class Tier:
         for url, backend in self._each():
             if self._call(url, backend, "put", name, blob):
                 stats["published"] += 1
+
+    def listing(self) -> Iterator[tuple[str, list[tuple[str, int]] | None]]:
+        """(remote, its entries as (name, size), or None where it cannot list or failed)."""
+        for url, backend in self._each():
+            lister = getattr(backend, "entries", None)
+            yield url, None if lister is None else self._call(url, backend, "entries")
 
     @contextlib.contextmanager
     def claim(self, name: str, wait: float) -> Iterator[bool]:

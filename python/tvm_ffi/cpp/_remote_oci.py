@@ -66,6 +66,24 @@ class Backend:
     def has(self, name: str) -> bool:
         return self._manifest(name, "HEAD")[0] == 200
 
+    def entries(self) -> list[tuple[str, int]]:
+        """(name, stored size) of every entry, by name: a tag names a hash of the entry, so
+        each manifest is read for the name its layer carries."""
+        status, _, body = self._request("GET", f"/v2/{self._repo}/tags/list")
+        if status == 404:  # nothing pushed yet
+            return []
+        _expect(status, 200, "GET tags")
+        found = []
+        for tag in json.loads(body).get("tags") or []:
+            path = f"/v2/{self._repo}/manifests/{tag}"
+            status, _, body = self._request("GET", path, headers={"Accept": _MANIFEST})
+            _expect(status, 200, "GET manifest")
+            layer = (json.loads(body).get("layers") or [{}])[0]
+            name = layer.get("annotations", {}).get("org.opencontainers.image.title")
+            if name and self._tag(name) == tag:
+                found.append((name, int(layer.get("size", 0))))
+        return sorted(found)
+
     def put(self, name: str, blob: bytes) -> bool:
         if self.has(name):
             return False

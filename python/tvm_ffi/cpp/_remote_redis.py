@@ -1,5 +1,6 @@
-"""A Redis server as a remote module cache (``redis://host:port/db``), through the ``redis``
-client (the ``remote-redis`` extra). Entries are plain values under ``tvm-ffi:entry:<name>``,
+"""A Redis server as a builder's remote module cache (``redis://host:port/db``): it reads as
+every host does (:mod:`._remote_resp`) and writes through the ``redis`` client (the
+``remote-redis`` extra). Entries are plain values under ``tvm-ffi:entry:<name>``,
 written once (SET NX: a second builder's upload changes nothing). The build lock is
 ``tvm-ffi:lock:<name>``, SET NX PX with a random token, kept alive by its holder while the
 build runs and removed only by it; a builder that dies loses it within ``_LOCK_TTL``."""
@@ -11,10 +12,12 @@ import threading
 
 import redis
 
+from . import _remote_resp
+from ._remote_resp import ENTRY as _ENTRY
+from ._remote_resp import LOCK as _LOCK
+
 __all__ = ["Backend"]
 
-_ENTRY = "tvm-ffi:entry:"
-_LOCK = "tvm-ffi:lock:"
 _LOCK_TTL_MS = 30_000
 # Compare and act: only the holder of the token may extend or remove its lock.
 _EXTEND = (
@@ -26,26 +29,16 @@ _RELEASE = (
 )
 
 
-class Backend:
-    locks = True  # the tier may take a build lock here
-
+class Backend(_remote_resp.Backend):
     def __init__(self, url: str, timeout: float) -> None:
+        super().__init__(url, timeout)
         self._client = redis.Redis.from_url(
             url, socket_connect_timeout=timeout, socket_timeout=timeout, retry_on_timeout=False
         )
         self._alive: dict[str, threading.Event] = {}
 
-    def get(self, name: str) -> bytes | None:
-        return self._client.get(_ENTRY + name)
-
-    def has(self, name: str) -> bool:
-        return bool(self._client.exists(_ENTRY + name))
-
     def put(self, name: str, blob: bytes) -> bool:
         return bool(self._client.set(_ENTRY + name, blob, nx=True))
-
-    def locked(self, name: str) -> bool:
-        return bool(self._client.exists(_LOCK + name))
 
     def lock(self, name: str) -> str | None:
         token = os.urandom(16).hex()

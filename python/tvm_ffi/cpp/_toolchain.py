@@ -276,20 +276,60 @@ def tool_identity(tool: Path, cache_root: Path) -> str:
     """
     real = os.path.realpath(tool)
     st = os.stat(real)
-    stat_key = (real, st.st_size, st.st_mtime_ns)
+    stat_key = (real, st.st_size, st.st_mtime_ns, st.st_ino)
     memo_key = (str(cache_root), *stat_key)
     if memo_key in _identity_memo:
         return _identity_memo[memo_key]
     digest = hashlib.sha256(real.encode()).hexdigest()[:16]
-    # -2: the identity without the path (records of the older form are not read).
-    record_path = cache_root / "toolchain" / f"{os.path.basename(real)}-{digest}-2.json"
-    identity = _read_identity(record_path, stat_key)
+    # -3: the identity without the path, keyed with the inode (older records are not read).
+    name = f"{os.path.basename(real)}-{digest}-3.json"
+    folders = [cache_root / "toolchain", *host_memo(cache_root)]
+    identity, missing = None, []
+    for folder in folders:
+        identity = _read_identity(folder / name, stat_key)
+        if identity is not None:
+            break
+        missing.append(folder)
     if identity is None:
         identity = f"{_run_version(real)}\nsha256 {file_sha256(real)}"
+    for folder in missing:
         with contextlib.suppress(OSError):  # a read-only cache: the next process asks again
-            _write_identity(record_path, stat_key, identity)
+            _write_identity(folder / name, stat_key, identity)
     _identity_memo[memo_key] = identity
     return identity
+
+
+# The user's default cache root -> its checked toolchain/ folder (empty: none to be had).
+_host_memo: dict[str, list[Path]] = {}
+
+
+def host_memo(cache_root: Path) -> list[Path]:
+    """The user's default cache's ``toolchain/`` folder, where the tools' identities and the
+    package's digest are remembered for every other cache directory of this user on this
+    host too: their records are keyed by the files' path, size, mtime and inode, which
+    hold on the whole host. A fresh ``TVM_FFI_CACHE_DIR`` then runs no ``--version`` and
+    hashes no file the host has seen (a first use that fetches from a remote cache, see
+    docs/dev/remote_cache.md). Empty where that is the cache's own, or not private."""
+    from . import _cache
+
+    try:
+        default = _cache._default_root()
+    except RuntimeError:  # no home: no such folder
+        return []
+    found = _host_memo.get(default)
+    if found is None:
+        from .._private_dir import open_private_dir
+
+        found = []
+        with contextlib.suppress(OSError):  # another user's, or unwritable: not used
+            resolved, fd = open_private_dir(
+                os.path.join(default, "toolchain"), label="toolchain records", mode=0o700,
+                hint="", shared_hint="",
+            )  # fmt: skip
+            os.close(fd)
+            found.append(Path(resolved))
+        _host_memo[default] = found
+    return [] if found and found[0] == Path(cache_root, "toolchain") else found
 
 
 def file_sha256(path: str) -> str:
@@ -301,20 +341,21 @@ def file_sha256(path: str) -> str:
     return hasher.hexdigest()
 
 
-def _read_identity(record_path: Path, memo_key: tuple[str, int, int]) -> str | None:
+def _read_identity(record_path: Path, memo_key: tuple[str, int, int, int]) -> str | None:
     try:
         record = json.loads(record_path.read_text())
     except (OSError, ValueError):
         return None
-    if [record.get("path"), record.get("size"), record.get("mtime_ns")] != list(memo_key):
+    if [record.get(field) for field in ("path", "size", "mtime_ns", "inode")] != list(memo_key):
         return None
     identity = record.get("identity")
     return identity if isinstance(identity, str) else None
 
 
-def _write_identity(record_path: Path, memo_key: tuple[str, int, int], identity: str) -> None:
-    real, size, mtime_ns = memo_key
-    record = {"path": real, "size": size, "mtime_ns": mtime_ns, "identity": identity}
+def _write_identity(record_path: Path, memo_key: tuple[str, int, int, int], identity: str) -> None:
+    real, size, mtime_ns, inode = memo_key
+    record = {"path": real, "size": size, "mtime_ns": mtime_ns, "inode": inode,
+              "identity": identity}  # fmt: skip
     record_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Several processes may record the same tool at once: a reader sees a whole record or none.
     replace_atomically(record_path, json.dumps(record).encode())

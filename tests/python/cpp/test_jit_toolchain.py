@@ -6,6 +6,7 @@ import ctypes
 import functools
 import hashlib
 import json
+import os
 
 import pytest
 
@@ -116,6 +117,33 @@ def test_tool_identity_is_remembered_on_disk(tmp_path, monkeypatch):
     _toolchain._identity_memo.clear()
     monkeypatch.setattr(_toolchain, "_run_version", lambda path: pytest.fail("ran the tool again"))
     assert _toolchain.tool_identity(tool, tmp_path) == identity
+
+
+def test_a_fresh_cache_directory_takes_the_hosts_tool_identities(tmp_path, monkeypatch):
+    # The user's default cache keeps them for every cache directory of the host: a first
+    # use in a fresh TVM_FFI_CACHE_DIR (another job, a fetch from a remote cache) runs no
+    # --version and hashes no binary the host has seen.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    tool = tmp_path / "cc"
+    tool.write_text("#!/bin/sh\necho 'cc 1.0'\n")
+    tool.chmod(0o755)
+    identity = _toolchain.tool_identity(tool, tmp_path / "first")
+    (record,) = (tmp_path / "xdg" / "tvm-ffi" / "toolchain").glob("cc-*.json")
+    assert json.loads(record.read_text())["inode"] == tool.stat().st_ino
+    _toolchain._identity_memo.clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(_toolchain, "_run_version", lambda path: pytest.fail("ran the tool"))
+        assert _toolchain.tool_identity(tool, tmp_path / "second") == identity
+    assert list((tmp_path / "second" / "toolchain").glob("cc-*.json"))  # kept there too
+    # Another file with the same size and mtime at that path (a new inode) is asked again.
+    stat = tool.stat()
+    new = tmp_path / "cc.new"  # made while the old file exists: another inode
+    new.write_text("#!/bin/sh\necho 'cc 2.0'\n")
+    new.chmod(0o755)
+    os.utime(new, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    new.replace(tool)
+    _toolchain._identity_memo.clear()
+    assert _toolchain.tool_identity(tool, tmp_path / "third").startswith("cc 2.0\n")
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import servers
-from tvm_ffi import cpp
+from helpers import package, servers
 
 REPO = Path(__file__).resolve().parents[3]
 KEY = "operator-secret-0123456789"
@@ -77,14 +75,7 @@ def cxx(tmp_path_factory) -> Path:
 def install_b(tmp_path_factory) -> Path:
     """A second copy of the package (headers inside it, as a wheel has them), at another
     path and with other file times: host B's install."""
-    top = tmp_path_factory.mktemp("install_b")
-    package = Path(cpp.__file__).parents[1]
-    shutil.copytree(package, top / "tvm_ffi", copy_function=shutil.copy)
-    if not (package / "include").is_dir():  # an editable install: laid out as a wheel's
-        shutil.copytree(REPO / "include", top / "tvm_ffi" / "include", copy_function=shutil.copy)
-        shutil.copytree(REPO / "cmake", top / "tvm_ffi" / "share" / "cmake" / "tvm_ffi",
-                        copy_function=shutil.copy)  # fmt: skip
-    return top
+    return package.second_install(tmp_path_factory.mktemp("install_b"))
 
 
 @pytest.fixture(scope="module")
@@ -298,3 +289,27 @@ def test_no_remote_setting_imports_no_client(tmp_path, cxx):
     out = subprocess.run([sys.executable, "-c", code, "plain"], env=env, capture_output=True,
                          text=True, check=True).stdout  # fmt: skip
     assert json.loads(out.splitlines()[-1]) == []
+
+
+@needs_redis
+def test_a_reader_authenticates_and_reads_over_tcp_and_a_unix_socket(tmp_path):
+    # A serving host reads without the redis client (_remote_resp); a builder writes with it.
+    from tvm_ffi.cpp import _remote_redis, _remote_resp
+
+    socket_path = tmp_path / "redis.sock"
+    options = ("--requirepass", "s3cret", "--unixsocket", str(socket_path))
+    with servers.redis_server(tmp_path, *options) as url:
+        tcp = url.replace("redis://", "redis://:s3cret@").replace("/0", "/3")
+        writer = _remote_redis.Backend(tcp, 5.0)
+        assert writer.put("m_0123", b"entry bytes") and not writer.put("m_0123", b"other")
+        unix = f"unix://{socket_path}?db=3&password=s3cret"
+        for reader in (_remote_resp.Backend(tcp, 5.0), _remote_resp.Backend(unix, 5.0)):
+            assert (reader.get("m_0123"), reader.get("m_4567")) == (b"entry bytes", None)
+            assert (reader.has("m_0123"), reader.locked("m_0123")) == (True, False)
+            assert reader.entries() == [("m_0123", 11)]
+        token = writer.lock("m_0123")
+        assert _remote_resp.Backend(unix, 5.0).locked("m_0123")
+        writer.unlock("m_0123", token)
+        wrong = _remote_resp.Backend(url.replace("redis://", "redis://:wrong@"), 5.0)
+        with pytest.raises(RuntimeError, match=r"^Redis: WRONGPASS"):
+            wrong.get("m_0123")
