@@ -164,7 +164,9 @@ const TypeInfo* ClassifyType(PyTypeObject* type) {
   TypeInfo info{type, ArgKind::kUnsupported, nullptr};
   PyObject* dlpack_name = Interned("__dlpack__", &g_str_dlpack);
   if (dlpack_name == nullptr) return nullptr;
-  if (PyType_IsSubtype(type, &PyLong_Type)) {
+  if (g_dtype_class != nullptr && PyType_IsSubtype(type, g_dtype_class)) {
+    info.kind = ArgKind::kDType;  // before str, which it derives from
+  } else if (PyType_IsSubtype(type, &PyLong_Type)) {
     info.kind = ArgKind::kInt;
   } else if (PyType_IsSubtype(type, &PyFloat_Type)) {
     info.kind = ArgKind::kFloat;
