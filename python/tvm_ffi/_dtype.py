@@ -44,7 +44,8 @@ _INTEGER_CODES = frozenset((0, 1))
 _FLOAT_CODES = frozenset((2, 4, *range(7, 18)))
 
 
-class dtype(str):  # apache-tvm-ffi's name, lower case
+# compat: apache-tvm-ffi (tvm_ffi.dtype, its lower-case name and its members)
+class dtype(str):
     """A data type such as ``"float16"``, ``"int32"``, ``"float4_e2m1fnx2"`` (two lanes) or
     ``"handle"``: a ``str`` equal to the text it was made from, with DLPack's ``type_code``,
     ``bits`` and ``lanes``.

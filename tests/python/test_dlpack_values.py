@@ -1,4 +1,5 @@
-"""tvm_ffi.Shape, tvm_ffi.DLDeviceType and tvm_ffi.from_dlpack (python/tvm_ffi/_dlpack.py)."""
+"""tvm_ffi.Shape, tvm_ffi.DLDeviceType and tvm_ffi.from_dlpack (python/tvm_ffi/_dlpack.py), and
+the apache-tvm-ffi names of tvm_ffi.device's value."""
 
 from __future__ import annotations
 
