@@ -136,6 +136,12 @@ def test_bad_text_names_the_string(text):
     assert not tvm_ffi.dtype.is_dtype(text)
 
 
+def test_text_that_is_not_utf8():
+    with pytest.raises(ValueError) as info:
+        tvm_ffi.dtype("float\ud800")
+    assert str(info.value) == f'dtype: cannot parse "float\\ud800" as a data type {PARSE_HINT}'
+
+
 def test_bad_triples_and_lanes():
     with pytest.raises(
         ValueError,

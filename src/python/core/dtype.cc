@@ -17,7 +17,21 @@ PyTypeObject* g_dtype_class = nullptr;
 
 namespace {
 
-std::tuple<int, int, int> ParseDType(const std::string& text) {
+std::tuple<int, int, int> ParseDType(const py::str& obj) {
+  // Text that is not UTF-8 (a lone surrogate) is no data type either: it is parsed, and
+  // quoted in the message, with the bad code points escaped.
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
+  std::string text;
+  if (utf8 != nullptr) {
+    text.assign(utf8, static_cast<size_t>(size));
+  } else {
+    PyErr_Clear();
+    py::object escaped = py::reinterpret_steal<py::object>(
+        PyUnicode_AsEncodedString(obj.ptr(), "utf-8", "backslashreplace"));
+    if (!escaped) throw py::error_already_set();
+    text = escaped.cast<std::string>();
+  }
   try {
     const DLDataType dtype = tvm::ffi::StringToDLDataType(text);
     return {dtype.code, dtype.bits, dtype.lanes};
