@@ -12,9 +12,6 @@
 namespace py = pybind11;
 
 namespace tvm_ffi_py {
-
-PyTypeObject* g_dtype_class = nullptr;
-
 namespace {
 
 std::tuple<int, int, int> ParseDType(const py::str& obj) {

@@ -12,6 +12,7 @@ namespace tvm_ffi_py {
 
 TypeCache g_type_cache;
 const ExchangeApi* g_last_exchange_api = nullptr;
+PyTypeObject* g_dtype_class = nullptr;  // set by dtype.cc's _set_dtype_class
 
 namespace {
 
