@@ -33,11 +33,13 @@ if TYPE_CHECKING:
     # For type checkers only: at run time __getattr__ imports them on first use.
     from typing import Any
 
-    from . import config, cpp, libinfo, utils  # noqa: F401
+    from . import _dtype, config, cpp, error, libinfo, utils  # noqa: F401
     from ._core import Tensor
     from ._dlpack import DLDeviceType, Shape, from_dlpack
+    from ._dtype import dtype
     from ._object import Object, get_global_func, register_global_func, register_object
     from ._stream import Device, device, get_raw_stream, use_raw_stream, use_torch_stream
+    from .error import register_error
     from .module import Function, Module, load_module
 
 __all__ = [
@@ -50,10 +52,12 @@ __all__ = [
     "Tensor",
     "__version__",
     "device",
+    "dtype",
     "from_dlpack",
     "get_global_func",
     "get_raw_stream",
     "load_module",
+    "register_error",
     "register_global_func",
     "register_object",
     "use_raw_stream",
@@ -64,7 +68,10 @@ _FROM_MODULE = ("Function", "Module", "load_module")
 _FROM_STREAM = ("Device", "device", "get_raw_stream", "use_raw_stream", "use_torch_stream")
 _FROM_OBJECT = ("Object", "get_global_func", "register_global_func", "register_object")
 _FROM_DLPACK = ("DLDeviceType", "Shape", "from_dlpack")
-_SUBPACKAGES = ("config", "cpp", "cuda", "libinfo", "utils")
+_SUBPACKAGES = ("config", "cpp", "cuda", "error", "libinfo", "utils")
+# compat: apache-tvm-ffi (code written for it reads tvm_ffi._dtype.DataTypeCode after `import
+# tvm_ffi` alone)
+_PRIVATE_REACHED = ("_dtype",)
 
 
 def __getattr__(name: str) -> Any:
@@ -76,9 +83,13 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module("._object", __name__), name)
     elif name in _FROM_DLPACK:
         value = getattr(importlib.import_module("._dlpack", __name__), name)
+    elif name == "dtype":
+        value = importlib.import_module("._dtype", __name__).dtype
+    elif name == "register_error":
+        value = importlib.import_module(".error", __name__).register_error
     elif name == "Tensor":
         value = importlib.import_module("._core", __name__).Tensor
-    elif name in _SUBPACKAGES:
+    elif name in _SUBPACKAGES or name in _PRIVATE_REACHED:
         value = importlib.import_module(f".{name}", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

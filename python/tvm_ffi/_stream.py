@@ -42,6 +42,17 @@ class Device(NamedTuple):
     def __dlpack_device__(self) -> tuple[int, int]:
         return (self.device_type, self.index)
 
+    # compat: apache-tvm-ffi (its Device's `type` and `dlpack_device_type()`)
+    @property
+    def type(self) -> str:
+        """The device type's name: ``"cuda"``, ``"cpu"``, ... (its number when unnamed)."""
+        return str(_DEVICE_NAMES.get(self.device_type, self.device_type))
+
+    # compat: apache-tvm-ffi
+    def dlpack_device_type(self) -> int:
+        """DLPack's device type: 2 for CUDA (the same as ``device_type``)."""
+        return self.device_type
+
 
 def device(device_type: Any, index: int | None = None) -> Device:
     """Make a :class:`Device` from ``"cuda:0"``, ``("cuda", 0)``, a ``torch.device``, a

@@ -34,7 +34,6 @@ ABSENT = {
     "tvm_ffi.get_global_func_metadata": "functions carry a signature string, no metadata dict",
     "tvm_ffi.init_ffi_api": "no per-namespace registry of global functions to import",
     "tvm_ffi.method": "reflection of methods declared in Python is not offered",
-    "tvm_ffi.register_error": "errors map to Python's built-in exceptions by kind",
     "tvm_ffi.remove_global_func": "the registry keeps registrations for the process's life",
     "tvm_ffi.structural_equal": _OBJECTS,
     "tvm_ffi.structural_hash": _OBJECTS,

@@ -29,6 +29,7 @@ SHORT = {
     "build_time": ["--quick", "--no-ref", "--only-speed", "--many", "2"],
     "load_time": ["--quick", "--no-ref"],
     "header_cost": ["--quick"],
+    "kwargs_overhead": ["--quick"],
     "client_compile": ["--quick", "--no-ref", "--host-only", "--modules", "flashinfer.activation"],
     "remote_cache": ["--quick"],
 }

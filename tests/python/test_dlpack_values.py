@@ -1,4 +1,5 @@
-"""tvm_ffi.Shape, tvm_ffi.DLDeviceType and tvm_ffi.from_dlpack (python/tvm_ffi/_dlpack.py)."""
+"""tvm_ffi.Shape, tvm_ffi.DLDeviceType and tvm_ffi.from_dlpack (python/tvm_ffi/_dlpack.py), and
+the apache-tvm-ffi names of tvm_ffi.device's value."""
 
 from __future__ import annotations
 
@@ -62,3 +63,12 @@ def test_from_dlpack_of_a_legacy_producer():
 def test_from_dlpack_refuses_non_producers():
     with pytest.raises(TypeError, match=r"^from_dlpack: a int has no __dlpack__ method$"):
         tvm_ffi.from_dlpack(3)
+
+
+def test_device_type_name_and_dlpack_code():
+    """As the CuTe DSL reads a device: tvm_ffi.device(type, 0).type / .dlpack_device_type()."""
+    cuda = tvm_ffi.device("cuda", 0)
+    assert cuda.type == "cuda" and cuda.dlpack_device_type() == tvm_ffi.DLDeviceType.kDLCUDA
+    cpu = tvm_ffi.device("cpu", 0)
+    assert cpu.type == "cpu" and cpu.dlpack_device_type() == tvm_ffi.DLDeviceType.kDLCPU
+    assert tvm_ffi.device((9, 1)).type == "9"  # unnamed: its number

@@ -1,4 +1,5 @@
-"""Command-line tools and helpers, each runnable with ``python -m tvm_ffi.utils.<tool>``.
+"""Command-line tools, each runnable with ``python -m tvm_ffi.utils.<tool>``, and helpers
+(``kwargs_wrapper.make_kwargs_wrapper``).
 
 Names load on first attribute access, so ``python -m tvm_ffi.utils.embed_cubin`` does not
 import its own module twice. ``tvm_ffi.utils.embed_cubin`` is the module (as in
@@ -30,7 +31,7 @@ _WHERE = {
     "image_archs": "._image",
     "image_kind": "._image",
 }
-_SUBMODULES = ("embed_cubin", "lockfile")
+_SUBMODULES = ("embed_cubin", "kwargs_wrapper", "lockfile")
 
 
 def __getattr__(name: str) -> Any:

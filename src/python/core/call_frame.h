@@ -10,6 +10,7 @@
 #include <tvm/ffi/c_api.h>
 
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -104,8 +105,14 @@ struct CallFrame {
   }
 };
 
-/*! \brief The builtin exception for an error kind ("ValueError", ...); unknown: RuntimeError. */
+/*!
+ * \brief The class an error of `kind` ("ValueError", ...) is raised as (error_kinds.cc):
+ *  a registered class, else the builtin exception of that name, else RuntimeError. Borrowed.
+ */
 PyObject* ExceptionForKind(const char* kind);
+
+/*! \brief The kind an exception class is sent to C++ as: its registered kind, else its name. */
+std::string KindForException(PyObject* type);
 
 /*!
  * \brief Replaces the pending error with one of `type` whose message is `format` with `name`

@@ -221,11 +221,15 @@ int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* 
 }
 
 // torch.float32 -> "float32", numpy.dtype('float32') -> "float32": the string form a
-// DLDataType parameter reads (the C++ side parses it, one grammar).
+// DLDataType parameter reads (the C++ side parses it, one grammar). A tvm_ffi.dtype is that
+// string already, parsed when it was made.
 int DTypeArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
-  PyObject* text = PyObject_Str(obj);
-  if (text == nullptr) return -1;
-  frame->cleanups.push_back(Cleanup{nullptr, nullptr, text});
+  PyObject* text = obj;
+  if (!PyUnicode_Check(obj)) {
+    text = PyObject_Str(obj);
+    if (text == nullptr) return -1;
+    frame->cleanups.push_back(Cleanup{nullptr, nullptr, text});
+  }
   Py_ssize_t size = 0;
   const char* chars = PyUnicode_AsUTF8AndSize(text, &size);
   if (chars == nullptr) return -1;

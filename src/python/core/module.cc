@@ -18,6 +18,8 @@ namespace py = pybind11;
 namespace tvm_ffi_py {
 void RegisterCuda(py::module_& m);         // cuda_module.cc: tvm_ffi.cuda's half of _core
 void RegisterImageReader(py::module_& m);  // image_reader.cc: image_kind, inspect_image
+void RegisterDType(py::module_& m);        // dtype.cc: the dtype grammar for tvm_ffi.dtype
+void RegisterErrorKinds(py::module_& m);   // error_kinds.cc: kind <-> exception class
 
 namespace {
 
@@ -156,6 +158,8 @@ PYBIND11_MODULE(_core, m) {
   m.attr("ABI_VERSION") = TVM_FFI_ABI_VERSION;
   tvm_ffi_py::RegisterCuda(m);
   tvm_ffi_py::RegisterImageReader(m);
+  tvm_ffi_py::RegisterDType(m);
+  tvm_ffi_py::RegisterErrorKinds(m);
 
   // tvm_ffi.use_raw_stream / get_raw_stream (python/tvm_ffi/_stream.py).
   m.def(

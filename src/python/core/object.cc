@@ -360,11 +360,8 @@ void SetErrorFromPython(TVMFFIResult* result) {
   PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);
   PyErr_NormalizeException(&type, &value, &tb);
-  std::string kind = "RuntimeError";
+  const std::string kind = KindForException(type);
   std::string message;
-  if (type != nullptr) kind = reinterpret_cast<PyTypeObject*>(type)->tp_name;
-  const size_t dot = kind.rfind('.');
-  if (dot != std::string::npos) kind = kind.substr(dot + 1);
   // The message alone: args[0] when it is the one str argument (str(KeyError("k")) would
   // quote it, and the receiver builds the exception from the message again).
   PyObject* args = value != nullptr ? PyObject_GetAttrString(value, "args") : nullptr;

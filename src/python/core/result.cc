@@ -1,5 +1,6 @@
 // Results and errors coming back from an entry.
 #include <cstring>
+#include <string>
 
 #include "call_frame.h"
 #include "function.h"
@@ -53,6 +54,14 @@ void RaiseFromCause(PyObject* type, const char* format, const char* name) {
 
 namespace {
 
+// Appends `text` to a PyErr_Format format, its % signs doubled.
+void AppendEscaped(std::string& format, const char* text) {
+  for (const char* c = text; *c != '\0'; ++c) {
+    format += *c;
+    if (*c == '%') format += '%';
+  }
+}
+
 void RaiseError(const CallFrame& frame, const TVMFFIAny& value) {
   if (value.type_code != kTVMFFIError || value.v_ptr == nullptr) {
     PyErr_Format(PyExc_RuntimeError, "%s() failed without reporting an error (type code %d)",
@@ -67,7 +76,23 @@ void RaiseError(const CallFrame& frame, const TVMFFIAny& value) {
   if (message == nullptr) return;
   PyObject* exc = PyObject_CallOneArg(type, message);
   Py_DECREF(message);
-  if (exc == nullptr) return;
+  if (exc == nullptr) {
+    PyObject *ctor_type, *ctor_value, *ctor_tb;
+    PyErr_Fetch(&ctor_type, &ctor_value, &ctor_tb);
+    // A registered class whose constructor does not take the message alone: say which.
+    PyObject* qualname = PyObject_GetAttrString(type, "__qualname__");
+    const char* cls = qualname != nullptr ? PyUnicode_AsUTF8(qualname) : nullptr;
+    std::string head = "%s() raised an error of kind '";
+    AppendEscaped(head, info->kind != nullptr ? info->kind : "");
+    head += "', but its registered class ";
+    AppendEscaped(head, cls != nullptr ? cls : "?");
+    head += " could not be made from the message (%S)";
+    Py_XDECREF(qualname);
+    PyErr_Clear();  // only the constructor's error is the cause
+    PyErr_Restore(ctor_type, ctor_value, ctor_tb);
+    RaiseFromCause(PyExc_RuntimeError, head.c_str(), frame.func->name);
+    return;
+  }
   if (info->file != nullptr && info->file[0] != '\0') {
     PyObject* note = PyUnicode_FromFormat("raised at %s:%d", info->file, info->line);
     if (note != nullptr) {
@@ -185,37 +210,6 @@ PyObject* ToPython(const CallFrame& frame, const TVMFFIAny& v, int depth) {
 }
 
 }  // namespace
-
-// The builtin exception for an error kind; unknown kinds are RuntimeError.
-PyObject* ExceptionForKind(const char* kind) {
-  struct Entry {
-    const char* kind;
-    PyObject** type;
-  };
-  static const Entry kTable[] = {
-      {"RuntimeError", &PyExc_RuntimeError},
-      {"ValueError", &PyExc_ValueError},
-      {"TypeError", &PyExc_TypeError},
-      {"IndexError", &PyExc_IndexError},
-      {"KeyError", &PyExc_KeyError},
-      {"AttributeError", &PyExc_AttributeError},
-      {"NotImplementedError", &PyExc_NotImplementedError},
-      {"MemoryError", &PyExc_MemoryError},
-  };
-  if (kind == nullptr) return PyExc_RuntimeError;
-  for (const Entry& e : kTable) {
-    if (std::strcmp(kind, e.kind) == 0) return *e.type;
-  }
-  // Any other builtin exception by name (a Python function's ZeroDivisionError that came back
-  // through C++); only on the error path.
-  PyObject* type = PyDict_GetItemString(PyEval_GetBuiltins(), kind);  // borrowed
-  if (type != nullptr && PyType_Check(type) &&
-      PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type),
-                       reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
-    return type;
-  }
-  return PyExc_RuntimeError;
-}
 
 PyObject* FinishCall(const CallFrame& frame, int rc, TVMFFIResult* result) {
   PyObject* out = nullptr;

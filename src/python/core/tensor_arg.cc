@@ -12,6 +12,7 @@ namespace tvm_ffi_py {
 
 TypeCache g_type_cache;
 const ExchangeApi* g_last_exchange_api = nullptr;
+PyTypeObject* g_dtype_class = nullptr;  // set by dtype.cc's _set_dtype_class
 
 namespace {
 
@@ -164,7 +165,9 @@ const TypeInfo* ClassifyType(PyTypeObject* type) {
   TypeInfo info{type, ArgKind::kUnsupported, nullptr};
   PyObject* dlpack_name = Interned("__dlpack__", &g_str_dlpack);
   if (dlpack_name == nullptr) return nullptr;
-  if (PyType_IsSubtype(type, &PyLong_Type)) {
+  if (g_dtype_class != nullptr && PyType_IsSubtype(type, g_dtype_class)) {
+    info.kind = ArgKind::kDType;  // before str, which it derives from
+  } else if (PyType_IsSubtype(type, &PyLong_Type)) {
     info.kind = ArgKind::kInt;
   } else if (PyType_IsSubtype(type, &PyFloat_Type)) {
     info.kind = ArgKind::kFloat;

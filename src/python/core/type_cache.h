@@ -27,7 +27,7 @@ enum class ArgKind : uint8_t {
   kSequence,     // list/tuple subclass
   kMapping,      // dict subclass
   kOpaquePtr,    // ctypes.c_void_p
-  kDType,        // torch.dtype, numpy.dtype: passed as their name ("float32")
+  kDType,        // tvm_ffi.dtype, torch.dtype, numpy.dtype: passed as their name ("float32")
   kDevice,       // torch.device: passed as tvm_ffi.device() of it, a (type, index) pair
   kUnsupported,
 };
@@ -50,6 +50,9 @@ struct TypeCache {
 };
 
 extern TypeCache g_type_cache;
+
+/*! \brief tvm_ffi.dtype (set by python/tvm_ffi/_dtype.py), or NULL before it is imported. */
+extern PyTypeObject* g_dtype_class;
 
 /*! \brief Classify and insert; NULL with a Python error set on failure. */
 const TypeInfo* ClassifyType(PyTypeObject* type);
