@@ -98,7 +98,12 @@ void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* result) {
   slot.error = nullptr;
 }
 
-void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) { slot.Put(Header(error)); }
+void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
+  // The slot takes its own reference; the caller keeps (and releases) its one, as apache's
+  // export wrappers do right after this call.
+  IncRef(Header(error));
+  slot.Put(Header(error));
+}
 
 void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
   RaiseInSlot(kind, message == nullptr ? "" : message);

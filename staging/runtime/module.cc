@@ -165,6 +165,10 @@ class LibraryModule final : public ModuleBase {
 
   const std::shared_ptr<Library>& library() const { return library_; }
 
+  // TVMFFIEnvModLookupFromImports hands out borrowed functions: the module keeps them.
+  std::mutex import_mutex_;
+  std::map<std::string, TVMFFIObject*> import_cache_;
+
  private:
   ValueRet Text(const char* prefix, const TVMFFIAny& name) {
     ValueRet r;
@@ -190,6 +194,7 @@ void ModuleDeleter(void* obj, int flags) {
   ModuleBase* m = FromHeader(Header(obj));
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
     m->ClearImports();
+    for (auto& kv : static_cast<LibraryModule*>(m)->import_cache_) DecRef(kv.second);
     // Only our own modules reach this deleter: no virtual destructor in the layout.
     static_cast<LibraryModule*>(m)->~LibraryModule();
   }
@@ -452,8 +457,14 @@ extern "C" {
 int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* func_name,
                                   TVMFFIObjectHandle* out) {
   TVM_FFI_RT_BEGIN();
-  // library_ctx is what the loader wrote into __tvm_ffi__library_ctx: the module itself.
-  auto* m = static_cast<ModuleBase*>(library_ctx);
+  // library_ctx is what the loader wrote into __tvm_ffi__library_ctx: our library module.
+  auto* m = static_cast<LibraryModule*>(static_cast<ModuleBase*>(library_ctx));
+  std::lock_guard<std::mutex> lock(m->import_mutex_);
+  auto cached = m->import_cache_.find(func_name);
+  if (cached != m->import_cache_.end()) {
+    *out = cached->second;
+    return 0;
+  }
   TVMFFIAny name = MakeStr(func_name, false);
   TVMFFIObject* f = nullptr;
   int64_t n = 0;
@@ -474,10 +485,11 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
     f = Header(g);
   }
   if (f == nullptr) {
-    Throw("ValueError", "function '" + std::string(func_name) +
-                            "' is neither in the modules this library imports nor a global "
-                            "function");
+    Throw("RuntimeError", "function '" + std::string(func_name) +
+                              "' is neither in the modules this library imports nor a global "
+                              "function");
   }
+  m->import_cache_.emplace(func_name, f);  // the module owns the reference; the caller borrows
   *out = f;
   TVM_FFI_RT_END();
 }

@@ -366,7 +366,9 @@ static void Errors(void) {
   c->update_backtrace(outer, &rep, kTVMFFIBacktraceUpdateModeReplace);
   printf("replaced: '%.*s'\n", (int)c->backtrace.size, c->backtrace.data);
   TVMFFIObjectDecRef(cause);
-  TVMFFIErrorSetRaised(outer); /* the slot takes the reference */
+  TVMFFIErrorSetRaised(outer); /* the slot adds a reference of its own */
+  printf("slot holds a reference: count=%llx\n", (unsigned long long)Count(outer));
+  TVMFFIObjectDecRef(outer);
   PrintError("set raised", -1, 1);
   const TVMFFIByteArray* b = TVMFFIBacktrace("file.cc", 12, "func", 0);
   const char* first = "  File \"file.cc\", line 12, in func\n";
