@@ -99,6 +99,15 @@ inline void ReleaseValue(TVMFFIAny* v) {
 // An owned copy of a view (raw strings and byte arrays become String/Bytes).
 TVMFFIAny OwnedCopy(const TVMFFIAny& view);
 
+// ---- type registration (types.cc) ----
+
+// While the loader runs a library's static initialisers, a registration that disagrees with
+// an earlier one (D6) is recorded instead of failed: an error there would be thrown inside the
+// library's initialiser, where nothing catches it and the process ends. The loader then
+// refuses the library with the recorded message (the first conflict).
+void BeginLoadChecks();
+std::string EndLoadChecks();
+
 // ---- strings (string.cc) ----
 
 TVMFFIAny MakeStr(std::string_view s, bool bytes);

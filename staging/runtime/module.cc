@@ -340,7 +340,14 @@ TVMFFIObject* LoadLibraryBin(const char* bin, LibraryModule* lib_module, void** 
 }
 
 TVMFFIObject* LoadLibrary(const std::string& path) {
+  BeginLoadChecks();
   void* handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
+  std::string conflict = EndLoadChecks();
+  if (handle != nullptr && !conflict.empty()) {
+    // The library stays open on purpose: its initialisers may have registered global
+    // functions, and closing it would leave those pointing into unmapped code.
+    Throw("TypeError", "cannot load library '" + path + "': " + conflict);
+  }
   if (handle == nullptr) {
     const char* why = dlerror();
     Throw("RuntimeError", "cannot load library '" + path + "': " + (why ? why : "dlopen failed"));

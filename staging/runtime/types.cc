@@ -115,6 +115,16 @@ TypeTable::TypeTable() {
 
 std::string Key(const TVMFFIByteArray* b) { return std::string(b->data, b->size); }
 
+// The conflicts recorded while the loader runs a library's initialisers (see internal.h).
+thread_local bool load_checks_active = false;
+thread_local std::string load_conflict;
+
+// A registration that disagrees with the first one: recorded during a load, thrown otherwise.
+void Conflict(const char* kind, std::string message) {
+  if (!load_checks_active) Throw(kind, std::move(message));
+  if (load_conflict.empty()) load_conflict = std::move(message);
+}
+
 // Why a registration of this thread was refused, so that the calls that follow with the -1
 // it got can repeat the reason instead of "unknown type index -1".
 thread_local std::string refused_registration;
@@ -139,9 +149,10 @@ int32_t GetOrAlloc(const std::string& key, int32_t static_index, int32_t depth, 
     TypeEntry* e = t.Get(it->second);
     int32_t old_parent = e->ancestors.empty() ? -1 : e->ancestors.back()->type_index;
     if (old_parent != parent) {
-      Throw("TypeError", "type key '" + key + "' was registered with parent type index " +
-                             std::to_string(old_parent) + "; this registration declares " +
-                             std::to_string(parent));
+      // During a load the library gets the existing index and the loader refuses it.
+      Conflict("TypeError", "type key '" + key + "' was registered with parent type index " +
+                                std::to_string(old_parent) + "; this registration declares " +
+                                std::to_string(parent));
     }
     return it->second;
   }
@@ -193,6 +204,17 @@ bool SameBytes(const TVMFFIByteArray& a, const TVMFFIByteArray& b) {
 }
 
 }  // namespace
+
+void BeginLoadChecks() {
+  load_checks_active = true;
+  load_conflict.clear();
+}
+
+std::string EndLoadChecks() {
+  load_checks_active = false;
+  return std::move(load_conflict);
+}
+
 }  // namespace tvm_ffi_runtime
 
 using namespace tvm_ffi_runtime;
@@ -255,11 +277,11 @@ int TVMFFITypeRegisterField(int32_t type_index, const TVMFFIFieldInfo* info) {
     if (!SameBytes(f.name, info->name)) continue;
     // A second library defining the same type repeats its fields: same place, same size.
     if (f.offset == info->offset && f.size == info->size) return 0;
-    Throw("TypeError", "field '" + Key(&info->name) + "' of type '" + e->key +
-                           "' was registered at offset " + std::to_string(f.offset) + " (" +
-                           std::to_string(f.size) + " bytes); this registration declares offset " +
-                           std::to_string(info->offset) + " (" + std::to_string(info->size) +
-                           " bytes)");
+    Conflict("TypeError",
+             "field '" + Key(&info->name) + "' of type '" + e->key + "' was registered at offset " +
+                 std::to_string(f.offset) + " (" + std::to_string(f.size) +
+                 " bytes); this registration declares offset " + std::to_string(info->offset) +
+                 " (" + std::to_string(info->size) + " bytes)");
   }
   TVMFFIFieldInfo copy = *info;
   copy.name = e->Keep(info->name);
@@ -306,9 +328,10 @@ int TVMFFITypeRegisterMetadata(int32_t type_index, const TVMFFITypeMetadata* met
     // Objects of one type index are read with one layout: two sizes mean two layouts, and
     // the second library's objects would be read wrongly by the first's code.
     if (before != 0 && metadata->total_size != 0 && before != metadata->total_size) {
-      Throw("TypeError", "type key '" + e->key + "' was registered with " + std::to_string(before) +
-                             "-byte objects by " + e->metadata_from + "; " + LibraryOf(caller) +
-                             " declares " + std::to_string(metadata->total_size));
+      Conflict("TypeError", "type key '" + e->key + "' was registered with " +
+                                std::to_string(before) + "-byte objects by " + e->metadata_from +
+                                "; " + LibraryOf(caller) + " declares " +
+                                std::to_string(metadata->total_size));
     }
     return 0;
   }
