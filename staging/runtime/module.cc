@@ -29,13 +29,12 @@ struct ValueRet {
   ~ValueRet() { ReleaseValue(&value); }
 };
 
-// An opened shared library (or the executable's system library), closed with its last user.
+// An opened shared library (or the executable's system library). It is never closed: objects
+// the library made (their deleters), closures it returned, global functions and types its
+// initialisers registered all point into its code and may outlive every module of it.
 struct Library {
   std::string path;
   void* handle = nullptr;  // NULL for the system library
-  ~Library() {
-    if (handle != nullptr) dlclose(handle);
-  }
   void* Symbol(const std::string& name) const;
 };
 
@@ -344,8 +343,7 @@ TVMFFIObject* LoadLibrary(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
   std::string conflict = EndLoadChecks();
   if (handle != nullptr && !conflict.empty()) {
-    // The library stays open on purpose: its initialisers may have registered global
-    // functions, and closing it would leave those pointing into unmapped code.
+    // The library stays open, as every library does (see Library).
     Throw("TypeError", "cannot load library '" + path + "': " + conflict);
   }
   if (handle == nullptr) {
@@ -374,6 +372,7 @@ TVMFFIObject* LoadLibrary(const std::string& path) {
     DecRef(&m->header_);
     return root;
   } catch (...) {
+    if (ctx_addr != nullptr) *ctx_addr = nullptr;
     DecRef(&m->header_);
     throw;
   }

@@ -52,11 +52,10 @@ def built(tmp_path_factory, wheel) -> tuple[Path, Path]:
     return lib, driver
 
 
-def run(driver: Path, lib: Path, runtime: Path) -> tuple[str, str]:
+def run(driver: Path, lib: Path, runtime: Path, *extra: str) -> tuple[str, str]:
     env = dict(os.environ, LD_LIBRARY_PATH=str(runtime.parent))
-    proc = subprocess.run(
-        [str(driver), str(lib)], capture_output=True, text=True, env=env, timeout=60
-    )
+    args = [str(driver), str(lib), *extra]
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout, proc.stderr
 
@@ -91,3 +90,22 @@ def test_same_output_in_both_runtimes(built, wheel):
         "done",
     ]:
         assert line + "\n" in ours
+
+
+def test_library_code_outlives_its_module(tmp_path):
+    # Ours never unloads a library: a function object it made still runs after the last module
+    # of the library is released (closing it would leave the object's code unmapped).
+    runtime = next_runtime.build()
+    lib, driver = tmp_path / "libclosure.so", tmp_path / "outlive_driver"
+    inc = ["-I", str(next_runtime.INCLUDE)]
+    link = ["-L", str(runtime.parent), "-ltvm_ffi"]
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", *inc, str(HERE / "closure_lib.c"), *link, "-o", str(lib)],
+        check=True,
+    )
+    subprocess.run(
+        ["cc", *inc, str(HERE / "outlive_driver.c"), *link, "-o", str(driver)], check=True
+    )
+    env = dict(os.environ, LD_LIBRARY_PATH=str(runtime.parent))
+    proc = subprocess.run([str(driver), str(lib)], capture_output=True, text=True, env=env)
+    assert (proc.returncode, proc.stdout) == (0, "module released\nclosure(21): rc=0 value=42\n")
