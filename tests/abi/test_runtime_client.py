@@ -60,10 +60,17 @@ def run(driver: Path, lib: Path, runtime: Path, *extra: str) -> tuple[str, str]:
     return proc.stdout, proc.stderr
 
 
-def test_library_imports_only_c_functions(built):
+def test_library_imports_what_our_runtime_exports(built):
     lib, _ = built
     undefined = subprocess.run(["nm", "-u", str(lib)], capture_output=True, text=True).stdout
-    assert "_ZN3tvm3ffi" not in undefined  # no C++ symbol of the runtime is needed
+    imported = {line.split()[-1] for line in undefined.splitlines()}
+    exported = subprocess.run(
+        ["nm", "-D", "--defined-only", str(next_runtime.build())], capture_output=True, text=True
+    ).stdout
+    ours = {line.split()[-1] for line in exported.splitlines()}
+    wanted = {s for s in imported if s.startswith(("TVMFFI", "_ZN3tvm3ffi"))}
+    assert "_ZN3tvm3ffi9ModuleObj11GetFunctionERKNS0_6StringEb" in wanted
+    assert wanted <= ours
 
 
 def test_same_output_in_both_runtimes(built, wheel):

@@ -86,6 +86,9 @@ imported function, imports searched: rc=0 ffi.Function
   called: rc=0 int 40
 from_imports(size): rc=-1 TypeError: Mismatched number of arguments when calling: \
 `size() -> int`. Expected 0 but got 1 arguments
+get mod_query: rc=0 ffi.Function
+mod_query(size, 0): rc=0 function=0 implements=0 doc=0 metadata=0
+mod_query(size, 1): rc=0 function=1 implements=1 doc=0 metadata=0
 """
 
 

@@ -455,6 +455,11 @@ int main(int argc, char** argv) {
   CallFn("call_mod", a, 3);
   a[1] = Raw("missing");
   CallFn("call_mod", a, 3);
+  a[1] = Raw("echo_int");
+  a[2] = Bool(0);
+  CallFn("mod_query", a, 3);
+  a[1] = Raw("missing");
+  CallFn("mod_query", a, 3);
   {
     TVMFFIAny kind_args[1] = {Obj(module)};
     Call("ffi.ModuleGetKind", Global("ffi.ModuleGetKind"), kind_args, 1);

@@ -153,6 +153,19 @@ auto call_mod_impl(ffi::Module mod, ffi::String name, int64_t x) {
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_mod, call_mod_impl);
 
+// Module::GetFunction(name, query_imports) and friends are out-of-line members of ModuleObj:
+// this library imports them from the runtime.
+ffi::String mod_query_impl(ffi::Module mod, ffi::String name, bool query_imports) {
+  ffi::Optional<ffi::Function> f = mod->GetFunction(name, query_imports);
+  bool implements = mod->ImplementsFunction(name, query_imports);
+  ffi::Optional<ffi::String> doc = mod->GetFunctionDoc(name, query_imports);
+  ffi::Optional<ffi::String> meta = mod->GetFunctionMetadata(name, query_imports);
+  return "function=" + std::to_string(f.has_value()) + " implements=" + std::to_string(implements) +
+         " doc=" + std::to_string(doc.has_value()) +
+         " metadata=" + std::to_string(meta.has_value());
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(mod_query, mod_query_impl);
+
 class PointObj : public ffi::Object {
  public:
   int64_t x;

@@ -104,6 +104,26 @@ int main(int argc, char** argv) {
   rc = TVMFFIFunctionCall(f.v_obj, call_args, 2, &r);
   Report("from_imports(size)", rc, &r);
   TVMFFIObjectDecRef(f.v_obj);
+  /* The same through ModuleObj's out-of-line members, called from the library's code. */
+  args[1].v_c_str = "mod_query";
+  f = None();
+  rc = TVMFFIFunctionCall(get, args, 3, &f);
+  Report("get mod_query", rc, &f);
+  for (int query = 0; query < 2; ++query) {
+    TVMFFIAny q[3] = {module, call_args[0], None()};
+    q[2].type_index = kTVMFFIBool;
+    q[2].v_int64 = query;
+    r = None();
+    rc = TVMFFIFunctionCall(f.v_obj, q, 3, &r);
+    if (rc != 0) {
+      Report("mod_query", rc, &r);
+      continue;
+    }
+    TVMFFIByteArray* t = (TVMFFIByteArray*)((char*)r.v_obj + sizeof(TVMFFIObject));
+    printf("mod_query(size, %d): rc=%d %.*s\n", query, rc, (int)t->size, t->data);
+    TVMFFIObjectDecRef(r.v_obj);
+  }
+  TVMFFIObjectDecRef(f.v_obj);
   TVMFFIObjectDecRef(get);
   TVMFFIObjectDecRef(load);
   TVMFFIObjectDecRef(module.v_obj);
