@@ -222,8 +222,11 @@ const bool registered = [] {
     ModuleArg("ffi.ModuleClearImports", a[0])->ClearImports();
     return NoneValue();
   });
-  RegisterGlobalNative("ffi.SystemLib", [](const TVMFFIAny*, int32_t) {
-    return ObjectValue(&NewLibraryModule(std::make_shared<Library>())->header_);
+  RegisterGlobalNative("ffi.SystemLib", [](const TVMFFIAny* a, int32_t n) {
+    if (n > 1) CheckArgCount("ffi.SystemLib", n, 1);
+    auto lib = std::make_shared<Library>();
+    if (n == 1) lib->prefix = std::string(StrView(a[0], "ffi.SystemLib: symbol prefix"));
+    return ObjectValue(&NewLibraryModule(std::move(lib))->header_);
   });
   return true;
 }();

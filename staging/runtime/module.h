@@ -37,6 +37,7 @@ struct ValueRet {
 struct Library {
   std::string path;
   void* handle = nullptr;  // NULL for the system library
+  std::string prefix;      // the system library's symbol prefix ("ffi.SystemLib"'s argument)
   void* Symbol(const std::string& name) const;
 };
 
@@ -55,6 +56,12 @@ inline void* Library::Symbol(const std::string& name) const {
   if (handle != nullptr) return dlsym(handle, name.c_str());
   SystemLibRegistry& r = Registry();
   std::lock_guard<std::mutex> lock(r.mutex);
+  // A prefixed system library looks for "__tvm_ffi_<prefix><name>" first, then the plain name.
+  const std::string kPrefix = TVM_FFI_SYMBOL_PREFIX;
+  if (!prefix.empty() && name.compare(0, kPrefix.size(), kPrefix) == 0) {
+    auto it = r.symbols.find(kPrefix + prefix + name.substr(kPrefix.size()));
+    if (it != r.symbols.end()) return it->second;
+  }
   auto it = r.symbols.find(name);
   return it == r.symbols.end() ? nullptr : it->second;
 }

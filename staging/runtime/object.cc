@@ -172,6 +172,11 @@ int TVMFFIHandleInitOnce(void** handle_addr, int (*init_func)(void** result)) {
   if (slot->load(std::memory_order_acquire) != nullptr) return 0;
   void* result = nullptr;
   if (int rc = init_func(&result); rc != 0) return rc;
+  if (result == nullptr) {
+    // NULL means "not yet initialised": storing it would run init_func again on every call.
+    return RaiseInSlot("RuntimeError",
+                       "TVMFFIHandleInitOnce: init_func must return a non-NULL handle");
+  }
   slot->store(result, std::memory_order_release);
   return 0;
 }

@@ -30,7 +30,7 @@ def driver(tmp_path_factory, wheel) -> Path:
     out = tmp_path_factory.mktemp("c_api") / "c_api_driver"
     apache_lib = apache_wheel.runtime_path(wheel).parent
     cmd = ["cc", "-std=c11", "-Wall", "-Werror", "-I", str(INCLUDE), str(HERE / "c_api_driver.c")]
-    cmd += ["-L", str(apache_lib), "-ltvm_ffi", "-ldl", "-o", str(out)]
+    cmd += ["-L", str(apache_lib), "-ltvm_ffi", "-ldl", "-lpthread", "-o", str(out)]
     subprocess.run(cmd, check=True)
     return out
 

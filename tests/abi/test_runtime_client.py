@@ -84,6 +84,7 @@ def test_same_output_in_both_runtimes(built, wheel):
     expected = "\n".join(OUR_WORDING.get(line, line) for line in apache.split("\n"))
     assert ours == expected
     for line in [
+        "ctx_value -> int 119",
         "echo_int -> int -9223372036854775808",
         "str_len -> int 10",
         "array[int 2, int 3, int 4] (unchanged after the callee's push_back)",

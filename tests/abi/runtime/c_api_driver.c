@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,6 +589,93 @@ static void Once(void) {
   printf("deinit once: handle=%p calls=%d\n", handle, deinit_calls);
 }
 
+static int signals_seen = 0;
+static int PendingSignal(void) {
+  signals_seen++;
+  return -1;
+}
+static int NoSignal(void) {
+  signals_seen++;
+  return 0;
+}
+
+static int gil_held = 0;
+static void* GilEnsure(void) {
+  gil_held++;
+  return (void*)0x6;
+}
+static void GilRelease(void* state) { gil_held -= state == (void*)0x6; }
+
+static void* OtherThread(void* arg) {
+  (void)arg;
+  printf("other thread: stream=%p", TVMFFIEnvGetStream(kDLCUDA, 0));
+  TVMFFIErrorSetRaisedFromCStr("ValueError", "raised in the other thread");
+  TVMFFIObjectHandle err = NULL;
+  TVMFFIErrorMoveFromRaised(&err);
+  printf(" own error=%d\n", err != NULL);
+  TVMFFIObjectDecRef(err);
+  TVMFFIErrorSetRaisedFromCStr("ValueError", "left in the other thread's slot");
+  return NULL;
+}
+
+static int NullInit(void** result) {
+  *result = NULL;
+  return 0;
+}
+
+static void Environment(void) {
+  /* The check runs under the frontend's lock (apache's runtime requires both functions). */
+  TVMFFIEnvRegisterCAPI("PyGILState_Ensure", (void*)GilEnsure);
+  TVMFFIEnvRegisterCAPI("PyGILState_Release", (void*)GilRelease);
+  TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", (void*)PendingSignal);
+  int rc = TVMFFIEnvCheckSignals();
+  TVMFFIObjectHandle err = NULL;
+  TVMFFIErrorMoveFromRaised(&err);
+  printf("pending signal: rc=%d seen=%d gil=%d slot=%s\n", rc, signals_seen, gil_held,
+         err ? "error" : "empty");
+  TVMFFIObjectDecRef(err);
+  TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", (void*)NoSignal);
+  rc = TVMFFIEnvCheckSignals();
+  printf("no signal: rc=%d seen=%d\n", rc, signals_seen);
+  TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", NULL);
+  PrintError("unknown C API", TVMFFIEnvRegisterCAPI("NoSuchFunction", (void*)NoSignal), 0);
+
+  TVMFFIEnvSetStream(kDLCUDA, 0, (void*)0x99, NULL);
+  pthread_t t;
+  pthread_create(&t, NULL, OtherThread, NULL);
+  pthread_join(t, NULL);
+  TVMFFIErrorMoveFromRaised(&err);
+  printf("main thread: stream=%p slot=%s\n", TVMFFIEnvGetStream(kDLCUDA, 0),
+         err ? "error" : "empty");
+  TVMFFIEnvSetStream(kDLCUDA, 0, NULL, NULL);
+
+  int rc1 = TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_sys_add", (void*)AddOne);
+  int rc2 = TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_my_sub", (void*)AddOne);
+  printf("system lib symbols: rc=%d,%d\n", rc1, rc2);
+  TVMFFIAny prefix = None();
+  prefix.type_index = kTVMFFIRawStr;
+  prefix.v_c_str = "my_";
+  const char* names[] = {"sys_add", "sub", "absent"};
+  for (int with_prefix = 0; with_prefix < 2; ++with_prefix) {
+    TVMFFIAny sys = CallGlobal("ffi.SystemLib", &prefix, with_prefix, &rc);
+    for (int i = 0; i < 3; ++i) {
+      TVMFFIAny args[3] = {sys, None(), None()};
+      args[1].type_index = kTVMFFIRawStr;
+      args[1].v_c_str = names[i];
+      args[2].type_index = kTVMFFIBool;
+      TVMFFIAny f = CallGlobal("ffi.ModuleGetFunction", args, 3, &rc);
+      printf("system lib%s %s: rc=%d found=%d\n", with_prefix ? " my_" : "", names[i], rc,
+             f.type_index == kTVMFFIFunction);
+      Release(&f);
+    }
+    Release(&sys);
+  }
+
+  static void* handle = NULL;
+  rc = TVMFFIHandleInitOnce(&handle, NullInit);
+  PrintError("init once to NULL", rc, 0);
+}
+
 #include "ours_only.h"
 
 int main(int argc, char** argv) {
@@ -601,6 +689,7 @@ int main(int argc, char** argv) {
   Containers();
   Tensors();
   Once();
+  Environment();
   if (argc > 1 && strcmp(argv[1], "ours") == 0) {
     printf("-- ours\n");
     OursOnly();

@@ -246,6 +246,8 @@ int main(int argc, char** argv) {
   if (dladdr((void*)TVMFFIGetVersion, &where) != 0)
     fprintf(stderr, "runtime: %s\n", where.dli_fname);
 
+  printf("context symbol: rc=%d\n",
+         TVMFFIEnvModRegisterContextSymbol("__client_ctx_value", (void*)0x77));
   TVMFFIObjectHandle load = Global("ffi.ModuleLoadFromFile");
   TVMFFIAny path = Raw(argv[1]);
   TVMFFIAny m = Call("load", load, &path, 1);
@@ -264,6 +266,7 @@ int main(int argc, char** argv) {
   }
 
   TVMFFIAny a[4];
+  CallFn("ctx_value", a, 0);
   const int64_t edges[] = {0, -1, INT64_MAX, INT64_MIN, INT64_MIN + 1};
   for (int i = 0; i < 5; ++i) {
     a[0] = Int(edges[i]);

@@ -72,4 +72,6 @@ static void OursOnly(void) {
   printf("after the frame: %p %p\n", TVMFFIEnvGetStream(kDLCUDA, 0),
          TVMFFIEnvGetStream(kDLCUDA, 1));
   PrintError("pop without a frame", PopFrame(), 1);
+  static void* handle = NULL;
+  PrintError("init once to NULL", TVMFFIHandleInitOnce(&handle, NullInit), 1);
 }
