@@ -111,6 +111,28 @@ TypeTable::TypeTable() {
   for (int32_t i = kTVMFFIStr; i < kTVMFFIStaticObjectEnd; ++i) {
     Add(kObjectKeys[i - kTVMFFIObject], i, kTVMFFIObject, 0, true);
   }
+  // The attribute columns apache's runtime creates at start: libraries' inline code looks
+  // them up by name and throws when one is missing, even where no type has a value in it.
+  static const char* const kColumns[] = {"__any_equal__",
+                                         "__any_hash__",
+                                         "__data_from_json__",
+                                         "__data_to_json__",
+                                         "__ffi_compare__",
+                                         "__ffi_convert__",
+                                         "__ffi_enum__",
+                                         "__ffi_eq__",
+                                         "__ffi_hash__",
+                                         "__ffi_init__",
+                                         "__ffi_new__",
+                                         "__ffi_repr__",
+                                         "__ffi_shallow_copy__",
+                                         "__ffi_type_final__",
+                                         "__s_equal__",
+                                         "__s_hash__",
+                                         "__s_maybe_inplace_mutate__",
+                                         "__s_mutate__",
+                                         "__s_visit__"};
+  for (const char* name : kColumns) attrs.emplace(name, std::make_unique<AttrColumn>());
 }
 
 std::string Key(const TVMFFIByteArray* b) { return std::string(b->data, b->size); }
@@ -347,9 +369,13 @@ int TVMFFITypeRegisterAttr(int32_t type_index, const TVMFFIByteArray* attr_name,
   TVM_FFI_RT_BEGIN();
   TypeTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  if (t.Get(type_index) == nullptr) RequireType(t, type_index, "TVMFFITypeRegisterAttr");
+  if (type_index != kTVMFFINone && t.Get(type_index) == nullptr) {
+    RequireType(t, type_index, "TVMFFITypeRegisterAttr");
+  }
   auto& col = t.attrs[Key(attr_name)];
   if (!col) col = std::make_unique<AttrColumn>();
+  // Index kTVMFFINone only makes sure the column exists (apache's EnsureTypeAttrColumn).
+  if (type_index == kTVMFFINone) return 0;
   if (static_cast<size_t>(type_index) >= col->data.size()) {
     col->data.resize(static_cast<size_t>(type_index) + 1, NoneValue());
   }

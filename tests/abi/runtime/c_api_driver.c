@@ -183,6 +183,37 @@ static void Types(void) {
          ib - col->begin_index < col->size ? col->data[ib - col->begin_index].type_index : 0);
   TVMFFIByteArray none_attr = BA("rt_test_no_attr");
   printf("absent column: %s\n", TVMFFIGetTypeAttrColumn(&none_attr) == NULL ? "NULL" : "?");
+  /* Type index None only makes the column exist (what EnsureTypeAttrColumn asks for). */
+  TVMFFIAny none = None();
+  TVMFFIByteArray ensured = BA("rt_test_ensured");
+  rc = TVMFFITypeRegisterAttr(kTVMFFINone, &ensured, &none);
+  col = TVMFFIGetTypeAttrColumn(&ensured);
+  printf("ensured column: rc=%d exists=%d size=%d\n", rc, col != NULL, col ? col->size : -1);
+  /* The columns a runtime has from the start: libraries' inline code needs them to exist. */
+  const char* builtin[] = {"__any_equal__",
+                           "__any_hash__",
+                           "__ffi_convert__",
+                           "__ffi_enum__",
+                           "__ffi_init__",
+                           "__ffi_new__",
+                           "__ffi_repr__",
+                           "__ffi_shallow_copy__",
+                           "__ffi_type_final__",
+                           "__s_equal__",
+                           "__s_hash__",
+                           "__s_mutate__",
+                           "__s_visit__",
+                           "__data_to_json__",
+                           "__data_from_json__",
+                           "__ffi_eq__",
+                           "__ffi_hash__",
+                           "__ffi_compare__",
+                           "__s_maybe_inplace_mutate__",
+                           NULL};
+  for (int i = 0; builtin[i]; ++i) {
+    TVMFFIByteArray b = BA(builtin[i]);
+    printf("column %s: %s\n", builtin[i], TVMFFIGetTypeAttrColumn(&b) ? "exists" : "absent");
+  }
 }
 
 static void Objects(void) {
