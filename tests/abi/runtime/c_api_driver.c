@@ -649,6 +649,42 @@ static void* OtherThread(void* arg) {
   return NULL;
 }
 
+/* Threads share one string and one function: counts stay exact, nothing is freed early. */
+static TVMFFIObjectHandle shared_str = NULL, shared_fn = NULL;
+static void* Hammer(void* arg) {
+  long bad = 0;
+  for (int i = 0; i < 20000; ++i) {
+    TVMFFIObjectIncRef(shared_str);
+    TVMFFIAny x = Int(i), r = None();
+    if (TVMFFIFunctionCall(shared_fn, &x, 1, &r) != 0 || r.v_int64 != i + 10) bad++;
+    TVMFFIByteArray text = BA("a string long enough to be an object");
+    TVMFFIAny s = None();
+    TVMFFIStringFromByteArray(&text, &s);
+    Release(&s);
+    TVMFFIObjectDecRef(shared_str);
+  }
+  *(long*)arg = bad;
+  return NULL;
+}
+
+static void Concurrency(void) {
+  TVMFFIByteArray text = BA("shared between the threads");
+  TVMFFIAny s = None();
+  TVMFFIStringFromByteArray(&text, &s);
+  shared_str = s.v_obj;
+  int64_t* self = malloc(sizeof(int64_t));
+  *self = 10;
+  TVMFFIFunctionCreate(self, AddOne, free, &shared_fn);
+  pthread_t threads[4];
+  long bad[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 4; ++i) pthread_create(&threads[i], NULL, Hammer, &bad[i]);
+  for (int i = 0; i < 4; ++i) pthread_join(threads[i], NULL);
+  printf("threads: wrong results=%ld count=%llx\n", bad[0] + bad[1] + bad[2] + bad[3],
+         (unsigned long long)Count(shared_str));
+  TVMFFIObjectDecRef(shared_str);
+  TVMFFIObjectDecRef(shared_fn);
+}
+
 static int NullInit(void** result) {
   *result = NULL;
   return 0;
@@ -721,6 +757,7 @@ int main(int argc, char** argv) {
   Tensors();
   Once();
   Environment();
+  Concurrency();
   if (argc > 1 && strcmp(argv[1], "ours") == 0) {
     printf("-- ours\n");
     OursOnly();

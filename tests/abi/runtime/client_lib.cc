@@ -17,10 +17,14 @@ namespace ffi = tvm::ffi;
 namespace refl = tvm::ffi::reflection;
 
 // The loader writes the module here; TVMFFIEnvModLookupFromImports takes it back.
-extern "C" TVM_FFI_DLL_EXPORT void* __tvm_ffi__library_ctx = nullptr;
+extern "C" {
+TVM_FFI_DLL_EXPORT void* __tvm_ffi__library_ctx = nullptr;
+}
 
 // The loader writes here what the caller registered with TVMFFIEnvModRegisterContextSymbol.
-extern "C" TVM_FFI_DLL_EXPORT void* __client_ctx_value = nullptr;
+extern "C" {
+TVM_FFI_DLL_EXPORT void* __client_ctx_value = nullptr;
+}
 int64_t ctx_value_impl() { return reinterpret_cast<int64_t>(__client_ctx_value); }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(ctx_value, ctx_value_impl);
 
