@@ -407,7 +407,8 @@ TVM_FFI_DLL int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjec
 
 /* Errors: one slot per thread */
 TVM_FFI_DLL void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* result); /* NULL when empty */
-TVM_FFI_DLL void TVMFFIErrorSetRaised(TVMFFIObjectHandle error); /* adds its own reference */
+/* The slot adds a reference of its own: the caller still releases the one it holds. */
+TVM_FFI_DLL void TVMFFIErrorSetRaised(TVMFFIObjectHandle error);
 TVM_FFI_DLL void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);
 /* The message is the concatenation of the parts; NULL parts are skipped. */
 TVM_FFI_DLL void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** message_parts,

@@ -1,0 +1,77 @@
+/*
+ * Where our runtime deliberately differs from apache-tvm-ffi's (c_api_driver.c runs these
+ * only against ours): it refuses a type registration that disagrees with the first one
+ * instead of keeping either silently, answers an unregistered type index with a placeholder
+ * instead of ending the process, names the string in a bad dtype's message, and scopes
+ * streams to call frames.
+ */
+#include "../../../staging/runtime/frame_api.h"
+
+static TVMFFIStreamHandle ProviderStream(void* ctx, int32_t device_type, int32_t device_id) {
+  return (char*)ctx + device_type * 100 + device_id;
+}
+
+static void OursOnly(void) {
+  /* Looked up at run time: the driver also runs (without this part) against apache's runtime. */
+  int (*PushFrame)(const TVMFFICubinStreamProvider*) =
+      (int (*)(const TVMFFICubinStreamProvider*))dlsym(RTLD_DEFAULT, "TVMFFICubinEnvPushFrame");
+  int (*PopFrame)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "TVMFFICubinEnvPopFrame");
+  TVMFFIByteArray a = BA("rt_test.A"), e = BA("rt_test.E");
+  int32_t ia = TVMFFITypeGetOrAllocIndex(&a, -1, 1, 0, 0, -2);
+  int32_t ie = TVMFFITypeGetOrAllocIndex(&e, -1, 1, 0, 0, -2);
+  printf("re-register with another parent: %d\n", TVMFFITypeGetOrAllocIndex(&e, -1, 2, 0, 0, ia));
+  PrintError("  its error", -1, 1);
+  TVMFFIFieldInfo fi;
+  memset(&fi, 0, sizeof fi);
+  TVMFFIMethodInfo mi;
+  memset(&mi, 0, sizeof mi);
+  TVMFFITypeMetadata md48 = {{"", 0}, NULL, 48, kTVMFFISEqHashKindTreeNode};
+  PrintError("registration with that -1", TVMFFITypeRegisterMetadata(-1, &md48), 1);
+  PrintError("same size again", TVMFFITypeRegisterMetadata(ie, &md48), 1);
+  TVMFFITypeMetadata md56 = md48;
+  md56.total_size = 56;
+  PrintError("another size", TVMFFITypeRegisterMetadata(ie, &md56), 1);
+  fi.name = BA("x");
+  fi.size = 8;
+  fi.offset = 24;
+  PrintError("same field again", TVMFFITypeRegisterField(ie, &fi), 1);
+  fi.offset = 32;
+  PrintError("field moved", TVMFFITypeRegisterField(ie, &fi), 1);
+  PrintError("field on a value type", TVMFFITypeRegisterField(kTVMFFIInt, &fi), 1);
+
+  TVMFFIByteArray nope = BA("rt_test.nope");
+  int32_t out = 0;
+  PrintError("key to index absent", TVMFFITypeKeyToIndex(&nope, &out), 1);
+
+  const TVMFFITypeInfo* t = TVMFFIGetTypeInfo(9999);
+  printf("unregistered index: key=%.*s depth=%d\n", (int)t->type_key.size, t->type_key.data,
+         t->type_depth);
+
+  TVMFFIByteArray bad = BA("float33x");
+  DLDataType dt;
+  PrintError("bad dtype", TVMFFIDataTypeFromString(&bad, &dt), 1);
+  TVMFFIByteArray name = BA("rt_test.dup");
+  TVMFFIAny f = CallGlobal("ffi.FunctionListGlobalNamesFunctor", NULL, 0, &(int){0});
+  TVMFFIFunctionSetGlobal(&name, f.v_obj, 0);
+  PrintError("duplicate global", TVMFFIFunctionSetGlobal(&name, f.v_obj, 0), 1);
+  Release(&f);
+
+  char base[1000];
+  TVMFFICubinStreamProvider provider = {base, ProviderStream};
+  TVMFFIEnvSetStream(kDLCUDA, 0, (void*)0x10, NULL);
+  PushFrame(&provider);
+  printf("frame: from provider=%d\n", TVMFFIEnvGetStream(kDLCUDA, 1) == base + 201);
+  TVMFFIStreamHandle old = NULL;
+  TVMFFIEnvSetStream(kDLCUDA, 1, (void*)0x20, &old);
+  printf("frame: explicit wins=%d old was provider's=%d\n",
+         TVMFFIEnvGetStream(kDLCUDA, 1) == (void*)0x20, old == base + 201);
+  PushFrame(NULL);
+  printf("inner frame without provider: %p\n", TVMFFIEnvGetStream(kDLCUDA, 0));
+  PopFrame();
+  PopFrame();
+  printf("after the frame: %p %p\n", TVMFFIEnvGetStream(kDLCUDA, 0),
+         TVMFFIEnvGetStream(kDLCUDA, 1));
+  PrintError("pop without a frame", PopFrame(), 1);
+  static void* handle = NULL;
+  PrintError("init once to NULL", TVMFFIHandleInitOnce(&handle, NullInit), 1);
+}
