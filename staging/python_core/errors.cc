@@ -1,0 +1,131 @@
+// Errors across the boundary: an ErrorObj's kind names the Python exception class (a
+// registered class, else a builtin, else RuntimeError); Python exceptions raised inside
+// callbacks go back as (kind = class name, message = str(exc)).
+#include "core.h"
+
+namespace tvm_ffi_next {
+namespace {
+
+PyObject* g_error_table = nullptr;  // kind -> class, set by tvm_ffi.register_error's owner
+
+// The class for a kind: the table, then builtin exception classes; NULL: unknown.
+PyObject* ClassForKind(PyObject* kind) {
+  if (g_error_table != nullptr) {
+    PyObject* cls = PyDict_GetItemWithError(g_error_table, kind);  // borrowed
+    if (cls != nullptr) return cls;
+    PyErr_Clear();
+  }
+  PyObject* cls = PyDict_GetItemWithError(PyEval_GetBuiltins(), kind);
+  if (cls != nullptr && PyType_Check(cls) &&
+      PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls),
+                       reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+    return cls;
+  }
+  PyErr_Clear();
+  return nullptr;
+}
+
+}  // namespace
+
+PyObject* SetErrorTable(PyObject* table) {
+  if (table != Py_None && !PyDict_Check(table)) {
+    PyErr_Format(PyExc_TypeError, "set_error_table() expects a dict or None, got %s",
+                 Py_TYPE(table)->tp_name);
+    return nullptr;
+  }
+  Py_XSETREF(g_error_table, table == Py_None ? nullptr : Py_NewRef(table));
+  Py_RETURN_NONE;
+}
+
+PyObject* ExceptionFromError(TVMFFIObject* error, const char* name, PyObject* library) {
+  const TVMFFIErrorCell* cell = CellOf<TVMFFIErrorCell>(error);
+  PyObject* kind =
+      PyUnicode_DecodeUTF8(cell->kind.data, static_cast<Py_ssize_t>(cell->kind.size), "replace");
+  if (kind == nullptr) return nullptr;
+  PyObject* cls = ClassForKind(kind);
+  // An unknown kind stays visible in the message of the RuntimeError that carries it.
+  PyObject* message = PyUnicode_DecodeUTF8(cell->message.data,
+                                           static_cast<Py_ssize_t>(cell->message.size), "replace");
+  if (cls == nullptr && message != nullptr) {
+    Py_SETREF(message, PyUnicode_FromFormat("%U: %U", kind, message));
+  }
+  Py_DECREF(kind);
+  if (message == nullptr) return nullptr;
+  if (name != nullptr && library != nullptr) {
+    Py_SETREF(message, PyUnicode_FromFormat("%U (in function '%s' of library '%U')", message, name,
+                                            library));
+  } else if (name != nullptr) {
+    Py_SETREF(message, PyUnicode_FromFormat("%U (in function '%s')", message, name));
+  }
+  if (message == nullptr) return nullptr;
+  PyObject* exc = PyObject_CallOneArg(cls != nullptr ? cls : PyExc_RuntimeError, message);
+  Py_DECREF(message);
+  if (exc != nullptr && cell->backtrace.size != 0) {
+    // The C++ frames, as a note (PEP 678): the message stays the callee's.
+    PyObject* note = PyUnicode_DecodeUTF8(cell->backtrace.data,
+                                          static_cast<Py_ssize_t>(cell->backtrace.size), "replace");
+    PyObject* add = note != nullptr ? PyObject_CallMethod(exc, "add_note", "O", note) : nullptr;
+    Py_XDECREF(note);
+    Py_XDECREF(add);
+    PyErr_Clear();
+  }
+  return exc;
+}
+
+void RaiseCallError(int rc, const char* name, PyObject* library) {
+  const char* label = name != nullptr ? name : "function";
+  if (rc == -2) {
+    // A legacy callee that left the Python error in place.
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_RuntimeError, "%s() returned -2 (Python error set) but none is set",
+                   label);
+    }
+    return;
+  }
+  TVMFFIObjectHandle handle = nullptr;
+  TVMFFIErrorMoveFromRaised(&handle);
+  auto* error = static_cast<TVMFFIObject*>(handle);
+  if (error == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "%s() failed (return code %d) without raising an error", label,
+                 rc);
+    return;
+  }
+  const TVMFFIErrorCell* cell = CellOf<TVMFFIErrorCell>(error);
+  if (cell->kind.size == 18 && std::memcmp(cell->kind.data, "EnvErrorAlreadySet", 18) == 0) {
+    TVMFFIObjectDecRef(error);
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_RuntimeError, "%s() reported a pending Python error; none is set", label);
+    }
+    return;
+  }
+  PyObject* exc = ExceptionFromError(error, name, library);
+  TVMFFIObjectDecRef(error);
+  if (exc == nullptr) return;
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
+  Py_DECREF(exc);
+}
+
+int SetRaisedFromPython() {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  const char* kind = "RuntimeError";
+  PyObject* kind_obj = nullptr;
+  if (type != nullptr) {
+    kind_obj = PyObject_GetAttrString(type, "__name__");
+    const char* text = kind_obj != nullptr ? PyUnicode_AsUTF8(kind_obj) : nullptr;
+    if (text != nullptr) kind = text;
+  }
+  PyObject* message = value != nullptr ? PyObject_Str(value) : nullptr;
+  const char* text = message != nullptr ? PyUnicode_AsUTF8(message) : nullptr;
+  PyErr_Clear();
+  TVMFFIErrorSetRaisedFromCStr(kind, text != nullptr ? text : "(the message could not be read)");
+  Py_XDECREF(message);
+  Py_XDECREF(kind_obj);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  return -1;
+}
+
+}  // namespace tvm_ffi_next
