@@ -155,8 +155,7 @@ int IntArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
   if (overflow != 0) {
-    PyErr_Format(PyExc_OverflowError, "%s() argument %d: int %R does not fit in int64", frame->name,
-                 frame->position, obj);
+    PyErr_Format(PyExc_OverflowError, "%s: int %R does not fit in int64", ArgLabel(frame), obj);
     return -1;
   }
   if (v == -1 && PyErr_Occurred()) return -1;
@@ -195,15 +194,14 @@ int StrArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
 int ContainerArg(ArgFrame* frame, const char* global, PyObject* items, bool pairs, TVMFFIAny* out,
                  int depth) {
   if (depth >= kMaxDepth) {
-    PyErr_Format(PyExc_ValueError, "%s() argument %d: containers nested deeper than %d levels",
-                 frame->name, frame->position, kMaxDepth);
+    PyErr_Format(PyExc_ValueError, "%s: containers nested deeper than %d levels", ArgLabel(frame),
+                 kMaxDepth);
     return -1;
   }
   TVMFFIObject* ctor = GetGlobal(global);
   if (ctor == nullptr) {
-    PyErr_Format(PyExc_TypeError,
-                 "%s() argument %d: the runtime has no global function '%s' to build it",
-                 frame->name, frame->position, global);
+    PyErr_Format(PyExc_TypeError, "%s: the runtime has no global function '%s' to build it",
+                 ArgLabel(frame), global);
     return -1;
   }
   frame->owned.push_back(ctor);
@@ -255,8 +253,8 @@ int DTypeFromText(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
     TVMFFIObjectHandle error = nullptr;
     TVMFFIErrorMoveFromRaised(&error);
     DecRef(static_cast<TVMFFIObject*>(error));
-    PyErr_Format(PyExc_ValueError, "%s() argument %d: %R is not a dtype the runtime knows",
-                 frame->name, frame->position, text);
+    PyErr_Format(PyExc_ValueError, "%s: %R is not a dtype the runtime knows", ArgLabel(frame),
+                 text);
   }
   Py_DECREF(text);
   return rc == 0 ? 0 : -1;
@@ -274,6 +272,13 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
             int depth);
 
 }  // namespace
+
+const char* ArgLabel(const ArgFrame* frame) {
+  thread_local char text[160];
+  if (frame->position <= 0) return frame->name;
+  PyOS_snprintf(text, sizeof(text), "%s() argument %d", frame->name, frame->position);
+  return text;
+}
 
 int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, int depth) {
   PyTypeObject* type = Py_TYPE(obj);
@@ -299,8 +304,7 @@ int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, i
   if (type == g_function_type) {
     auto* f = reinterpret_cast<FunctionObject*>(obj);
     if (f->handle == nullptr) {
-      PyErr_Format(PyExc_ValueError, "%s() argument %d: the Function is empty (no handle)",
-                   frame->name, frame->position);
+      PyErr_Format(PyExc_ValueError, "%s: the Function is empty (no handle)", ArgLabel(frame));
       return -1;
     }
     out->type_index = kTVMFFIFunction;
@@ -315,7 +319,8 @@ int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, i
       frame->tensor_api = api;
     }
     int rc;
-    const bool as_view = depth == 0 && view != nullptr && frame->position <= 64 &&
+    const bool as_view = depth == 0 && view != nullptr && frame->position > 0 &&
+                         frame->position <= 64 &&
                          (frame->view_params >> (frame->position - 1) & 1) != 0 &&
                          api->dltensor_from_py_object_no_sync != nullptr;
     DLTensor* dl;
@@ -347,8 +352,8 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
     case Kind::kHandle: {
       TVMFFIObject* handle = WrapperHandle(obj);
       if (handle == nullptr) {
-        PyErr_Format(PyExc_ValueError, "%s() argument %d: the %s is empty (no handle)", frame->name,
-                     frame->position, Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_ValueError, "%s: the %s is empty (no handle)", ArgLabel(frame),
+                     Py_TYPE(obj)->tp_name);
         return -1;
       }
       out->type_index = handle->type_index;
@@ -412,8 +417,8 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
       frame->keep.push_back(inner);
       if (WrapperHandle(inner) == nullptr) {
         PyErr_Format(PyExc_TypeError,
-                     "%s() argument %d: %s.__tvm_ffi_object__() returned %s, not a tvm-ffi object",
-                     frame->name, frame->position, Py_TYPE(obj)->tp_name, Py_TYPE(inner)->tp_name);
+                     "%s: %s.__tvm_ffi_object__() returned %s, not a tvm-ffi object",
+                     ArgLabel(frame), Py_TYPE(obj)->tp_name, Py_TYPE(inner)->tp_name);
         return -1;
       }
       return ConvertArg(frame, inner, out, view, depth);
@@ -436,8 +441,8 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
       Py_DECREF(index);
       if (PyErr_Occurred()) return -1;
       if (type < 0) {
-        PyErr_Format(PyExc_ValueError, "%s() argument %d: torch device %R has no DLPack type",
-                     frame->name, frame->position, obj);
+        PyErr_Format(PyExc_ValueError, "%s: torch device %R has no DLPack type", ArgLabel(frame),
+                     obj);
         return -1;
       }
       return DeviceArg(type, static_cast<int32_t>(id), out);
@@ -474,9 +479,8 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
     case Kind::kUnsupported:
       break;
   }
-  PyErr_Format(PyExc_TypeError,
-               "%s() argument %d: type '%s' cannot be passed to a tvm-ffi function", frame->name,
-               frame->position, Py_TYPE(obj)->tp_name);
+  PyErr_Format(PyExc_TypeError, "%s: type '%s' cannot be passed to a tvm-ffi function",
+               ArgLabel(frame), Py_TYPE(obj)->tp_name);
   return -1;
 }
 

@@ -135,6 +135,9 @@ struct ArgFrame {
   void Release();
 };
 
+/*! \brief "f() argument 2", or the frame's name for a value that is no argument (a result). */
+const char* ArgLabel(const ArgFrame* frame);
+
 /*! \brief Converts one argument into `out`; `view` is a stack DLTensor for a TensorView. */
 int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, int depth);
 

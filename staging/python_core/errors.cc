@@ -116,7 +116,17 @@ int SetRaisedFromPython() {
     const char* text = kind_obj != nullptr ? PyUnicode_AsUTF8(kind_obj) : nullptr;
     if (text != nullptr) kind = text;
   }
-  PyObject* message = value != nullptr ? PyObject_Str(value) : nullptr;
+  // The one str argument when there is one: str(KeyError("k")) would add quotes each crossing.
+  PyObject* exc_args = value != nullptr ? PyObject_GetAttrString(value, "args") : nullptr;
+  PyObject* message = nullptr;
+  if (exc_args != nullptr && PyTuple_Check(exc_args) && PyTuple_GET_SIZE(exc_args) == 1 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(exc_args, 0))) {
+    message = Py_NewRef(PyTuple_GET_ITEM(exc_args, 0));
+  } else if (value != nullptr) {
+    PyErr_Clear();
+    message = PyObject_Str(value);
+  }
+  Py_XDECREF(exc_args);
   const char* text = message != nullptr ? PyUnicode_AsUTF8(message) : nullptr;
   PyErr_Clear();
   TVMFFIErrorSetRaisedFromCStr(kind, text != nullptr ? text : "(the message could not be read)");

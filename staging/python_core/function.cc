@@ -263,8 +263,8 @@ int CallableSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
   if (out == nullptr) {
     rc = SetRaisedFromPython();
   } else {
-    ArgFrame frame;
-    frame.name = "callback result";
+    ArgFrame frame;  // position 0: messages name the result, not an argument
+    frame.name = "the Python callback's result";
     TVMFFIAny view;
     if (ConvertArg(&frame, out, &view, nullptr, 1) != 0 ||
         TVMFFIAnyViewToOwnedAny(&view, result) != 0) {

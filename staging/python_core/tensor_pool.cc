@@ -143,9 +143,8 @@ int OwnerFromDLPack(ArgFrame* frame, PyObject* obj, PooledTensor* t) {
     t->owner_legacy = mt;
     t->dl = mt->dl_tensor;
   } else {
-    PyErr_Format(PyExc_TypeError,
-                 "%s() argument %d: %s.__dlpack__() returned %s, not a DLPack capsule", frame->name,
-                 frame->position, Py_TYPE(obj)->tp_name, Py_TYPE(capsule)->tp_name);
+    PyErr_Format(PyExc_TypeError, "%s: %s.__dlpack__() returned %s, not a DLPack capsule",
+                 ArgLabel(frame), Py_TYPE(obj)->tp_name, Py_TYPE(capsule)->tp_name);
     rc = -1;
   }
   Py_DECREF(capsule);

@@ -1,0 +1,75 @@
+"""Errors across the C ABI: kinds become exception classes (a registered table, builtins, else
+RuntimeError), messages name the function and library; Python exceptions in callbacks go back
+through the runtime's error slot."""
+
+from __future__ import annotations
+
+from helpers.next_pycore import run_apache_child
+
+
+def test_kinds_become_classes_and_messages_name_the_function() -> None:
+    run_apache_child(r"""
+m = core.load_module(LIB)
+where = f" (in function 'raise_error' of library '{LIB}')"
+for kind in ("ValueError", "TypeError", "IndexError", "KeyError", "AttributeError",
+             "NotImplementedError", "ZeroDivisionError", "RuntimeError"):
+    try:
+        m.raise_error(kind, "boom")
+    except Exception as exc:
+        assert type(exc).__name__ == kind, (kind, type(exc))
+        text = exc.args[0]
+        assert text == "boom" + where, text
+    else:
+        raise AssertionError(kind)
+raises(RuntimeError, "InternalError: broken" + where, m.raise_error, "InternalError", "broken")
+raises(ValueError, f"bad launch: code 7 (in function 'fail_parts' of library '{LIB}')",
+       m.fail_parts)
+""")
+
+
+def test_error_table_maps_registered_kinds() -> None:
+    run_apache_child(r"""
+m = core.load_module(LIB)
+class CUDADialectError(Exception): pass
+class MyValueError(ValueError): pass
+core.set_error_table({"CUDADialectError": CUDADialectError, "ValueError": MyValueError})
+where = f" (in function 'raise_error' of library '{LIB}')"
+raises(CUDADialectError, "no kernel" + where, m.raise_error, "CUDADialectError", "no kernel")
+raises(MyValueError, "v" + where, m.raise_error, "ValueError", "v")
+core.set_error_table(None)
+raises(RuntimeError, "CUDADialectError: x" + where, m.raise_error, "CUDADialectError", "x")
+raises(TypeError, "set_error_table() expects a dict or None, got list", core.set_error_table, [])
+""")
+
+
+def test_python_exceptions_cross_back_through_callbacks() -> None:
+    run_apache_child(r"""
+m = core.load_module(LIB)
+where = f" (in function 'call_back' of library '{LIB}')"
+def fail(x):
+    raise KeyError(f"missing {x}")
+e = raises(KeyError, repr("missing 3" + where), m.call_back, fail, 3)
+assert e.args == ("missing 3" + where,)
+def divide(x):
+    return 1 // x
+raises(ZeroDivisionError, "integer division or modulo by zero" + where, m.call_back, divide, 0)
+class Custom(Exception): pass
+core.set_error_table({"Custom": Custom})
+def custom(x):
+    raise Custom("from python")
+raises(Custom, "from python" + where, m.call_back, custom, 1)
+# A callback result that cannot be converted is a TypeError naming it.
+raises(TypeError, "the Python callback's result: type 'object' cannot be passed to a tvm-ffi "
+       "function" + where, m.call_back, lambda x: object(), 1)
+""")
+
+
+def test_empty_and_bad_calls() -> None:
+    run_apache_child(r"""
+m = core.load_module(LIB)
+raises(ValueError, "cannot call an empty Function (it has no handle)", core.Function())
+raises(TypeError, "Function() takes no arguments", core.Function, 1)
+raises(TypeError, "add_int() takes no keyword arguments", lambda: m.add_int(a=1))
+raises(ValueError, "echo() argument 1: the Function is empty (no handle)", m.echo,
+       core.Function())
+""")
