@@ -83,7 +83,8 @@ class Plain(core.Function):  # no __call__ override: vectorcall of the base
 plain = Plain()
 plain.__move_handle_from__(core.Function.__from_extern_c__(address("raw_add_one")))
 assert plain(100) == 101
-raises(TypeError, "__move_handle_from__() expects a Function, got int", plain.__move_handle_from__, 1)
+raises(TypeError, "__move_handle_from__() expects a Function, got int",
+       plain.__move_handle_from__, 1)
 
 # A cycle through the subclass instance's __dict__ is collected, and with it the handle (and
 # the keep-alive object the handle holds).
