@@ -73,3 +73,21 @@ raises(TypeError, "add_int() takes no keyword arguments", lambda: m.add_int(a=1)
 raises(ValueError, "echo() argument 1: the Function is empty (no handle)", m.echo,
        core.Function())
 """)
+
+
+def test_error_values_and_odd_return_codes() -> None:
+    run_apache_child(r"""
+import ctypes
+m = core.load_module(LIB)
+e = m.make_error("ValueError", "made, not raised")
+assert type(e) is ValueError and str(e) == "made, not raised"
+e = m.make_error("SomethingElse", "odd")
+assert type(e) is RuntimeError and str(e) == "SomethingElse: odd"
+raw = ctypes.CDLL(RAW)
+def wrap(name):
+    return core.Function.__from_extern_c__(ctypes.cast(getattr(raw, name), ctypes.c_void_p).value)
+raises(RuntimeError, "function() returned -2 (Python error set) but none is set",
+       wrap("raw_minus_two"))
+raises(RuntimeError, "function() failed (return code -1) without raising an error",
+       wrap("raw_silent_failure"))
+""")

@@ -121,6 +121,9 @@ int64_t CudaStream(int64_t device) {
   return reinterpret_cast<int64_t>(TVMFFIEnvGetStream(kDLCUDA, static_cast<int32_t>(device)));
 }
 int64_t UseCount(ffi::Tensor t) { return t.use_count(); }
+ffi::Any MakeError(ffi::String kind, ffi::String message) {
+  return ffi::Error(std::string(kind), std::string(message), "");
+}
 
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(noop, Noop);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(noop_tensors, NoopTensors);
@@ -165,6 +168,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(live_count, LiveCount);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(stream_of, StreamOf);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(cuda_stream, CudaStream);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(use_count, UseCount);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_error, MakeError);
 
 // Raw safe calls, as generated code (the CuTe DSL) writes them: the index of the first
 // argument as it arrived, and a metadata export that declares that parameter a TensorView.

@@ -33,3 +33,21 @@ void raw_add_one_packed(void** slots) {
   TVMFFIAny* result = *(TVMFFIAny**)slots[3];
   *(int32_t*)slots[4] = raw_add_one(handle, args, num_args, result);
 }
+
+/* The legacy "frontend error already set" code, with no Python error behind it. */
+int raw_minus_two(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  (void)handle;
+  (void)args;
+  (void)num_args;
+  (void)result;
+  return -2;
+}
+
+/* Fails without raising anything. */
+int raw_silent_failure(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  (void)handle;
+  (void)args;
+  (void)num_args;
+  (void)result;
+  return -1;
+}
