@@ -1,149 +1,11 @@
 // Python arguments -> TVMFFIAny views. Exact builtin types are tested by pointer first; every
 // other type is classified once and cached (a tensor type, a dtype, an object protocol, ...).
-#include <cmath>
-
-#include "core.h"
+#include "arg_types.h"
 
 namespace tvm_ffi_next {
 namespace {
 
 constexpr int kMaxDepth = 32;
-
-enum class Kind : uint8_t {
-  kHandle,          // our Function / Object wrappers
-  kInt,             // int subclass or __index__
-  kFloat,           // float subclass or __float__
-  kStr,             // str subclass
-  kDTypeStr,        // str subclass with type_code/bits/lanes (tvm_ffi.dtype)
-  kBytes,           // bytes subclass
-  kByteArray,       // bytearray
-  kSequence,        // list/tuple subclass
-  kMapping,         // dict subclass
-  kExchangeApi,     // tensor with the DLPack C exchange API
-  kDLPack,          // tensor with __dlpack__
-  kObjectProtocol,  // __tvm_ffi_object__()
-  kFrameworkDType,  // torch.dtype, numpy.dtype: by name
-  kTorchDevice,     // torch.device
-  kDLDevice,        // __dlpack_device__() of a non-tensor
-  kOpaquePtr,       // ctypes.c_void_p
-  kCallable,
-  kUnsupported,
-};
-
-struct TypeEntry {
-  PyTypeObject* type;  // strong reference: the address is never reused for another type
-  Kind kind;
-  const ExchangeApi* api;
-};
-
-constexpr int kCacheSize = 16;
-TypeEntry g_cache[kCacheSize];
-int g_cache_last = 0;
-int g_cache_next = 0;
-
-bool HasAttr(PyTypeObject* type, const char* name) {
-  PyObject* attr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), name);
-  if (attr == nullptr) {
-    PyErr_Clear();
-    return false;
-  }
-  Py_DECREF(attr);
-  return true;
-}
-
-bool DerivesFromName(PyTypeObject* type, const char* name) {
-  for (PyTypeObject* t = type; t != nullptr; t = t->tp_base) {
-    if (std::strcmp(t->tp_name, name) == 0) return true;
-  }
-  return false;
-}
-
-bool IsCtypesVoidP(PyTypeObject* type) {
-  PyObject* name = PyUnicode_FromString("ctypes");
-  PyObject* ctypes = name != nullptr ? PyImport_GetModule(name) : nullptr;  // never import it
-  Py_XDECREF(name);
-  bool match = false;
-  if (ctypes != nullptr) {
-    PyObject* void_p = PyObject_GetAttrString(ctypes, "c_void_p");
-    match = void_p != nullptr && PyType_Check(void_p) &&
-            PyType_IsSubtype(type, reinterpret_cast<PyTypeObject*>(void_p));
-    Py_XDECREF(void_p);
-    Py_DECREF(ctypes);
-  }
-  PyErr_Clear();
-  return match;
-}
-
-const ExchangeApi* FindExchangeApi(PyTypeObject* type) {
-  PyObject* capsule =
-      PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__dlpack_c_exchange_api__");
-  if (capsule == nullptr) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  const ExchangeApiHeader* header = nullptr;
-  if (PyCapsule_IsValid(capsule, "dlpack_exchange_api")) {
-    header = static_cast<ExchangeApiHeader*>(PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
-    while (header != nullptr && header->version.major != 1) header = header->prev_api;
-  }
-  Py_DECREF(capsule);  // the table is static for the process, by the protocol
-  return reinterpret_cast<const ExchangeApi*>(header);
-}
-
-Kind Classify(PyTypeObject* type, const ExchangeApi** api) {
-  *api = nullptr;
-  if (PyType_IsSubtype(type, g_function_type) || PyType_IsSubtype(type, g_object_type)) {
-    return Kind::kHandle;
-  }
-  if (PyType_IsSubtype(type, &PyLong_Type)) return Kind::kInt;
-  if (PyType_IsSubtype(type, &PyFloat_Type)) return Kind::kFloat;
-  if (PyType_IsSubtype(type, &PyUnicode_Type)) {
-    const bool dtype =
-        HasAttr(type, "type_code") && HasAttr(type, "bits") && HasAttr(type, "lanes");
-    return dtype ? Kind::kDTypeStr : Kind::kStr;
-  }
-  if (PyType_IsSubtype(type, &PyBytes_Type)) return Kind::kBytes;
-  if (PyType_IsSubtype(type, &PyByteArray_Type)) return Kind::kByteArray;
-  if (PyType_IsSubtype(type, &PyList_Type) || PyType_IsSubtype(type, &PyTuple_Type)) {
-    return Kind::kSequence;
-  }
-  if (PyType_IsSubtype(type, &PyDict_Type)) return Kind::kMapping;
-  if ((*api = FindExchangeApi(type)) != nullptr) return Kind::kExchangeApi;
-  if (HasAttr(type, "__dlpack__")) return Kind::kDLPack;
-  if (HasAttr(type, "__tvm_ffi_object__")) return Kind::kObjectProtocol;
-  if (DerivesFromName(type, "torch.dtype") || DerivesFromName(type, "numpy.dtype")) {
-    return Kind::kFrameworkDType;
-  }
-  if (DerivesFromName(type, "torch.device")) return Kind::kTorchDevice;
-  if (HasAttr(type, "__dlpack_device__")) return Kind::kDLDevice;
-  if (IsCtypesVoidP(type)) return Kind::kOpaquePtr;
-  if (type->tp_as_number != nullptr && type->tp_as_number->nb_index != nullptr) return Kind::kInt;
-  if (type->tp_as_number != nullptr && type->tp_as_number->nb_float != nullptr) {
-    return Kind::kFloat;
-  }
-  if (type->tp_call != nullptr) return Kind::kCallable;
-  return Kind::kUnsupported;
-}
-
-const TypeEntry* Lookup(PyTypeObject* type) {
-  if (g_cache[g_cache_last].type == type) return &g_cache[g_cache_last];
-  for (int i = 0; i < kCacheSize; ++i) {
-    if (g_cache[i].type == type) {
-      g_cache_last = i;
-      return &g_cache[i];
-    }
-  }
-  TypeEntry entry{type, Kind::kUnsupported, nullptr};
-  entry.kind = Classify(type, &entry.api);
-  const int slot = g_cache_next;
-  g_cache_next = (g_cache_next + 1) % kCacheSize;
-  PyTypeObject* evicted = g_cache[slot].type;
-  Py_INCREF(type);
-  g_cache[slot] = entry;
-  g_cache_last = slot;
-  Py_XDECREF(evicted);
-  return &g_cache[slot];
-}
 
 inline void SetPod(TVMFFIAny* out, int32_t index, int64_t v) {
   out->type_index = index;
@@ -275,8 +137,10 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
 
 const char* ArgLabel(const ArgFrame* frame) {
   thread_local char text[160];
-  if (frame->position <= 0) return frame->name;
-  PyOS_snprintf(text, sizeof(text), "%s() argument %d", frame->name, frame->position);
+  const char* name = frame->name_obj != nullptr ? PyUnicode_AsUTF8(frame->name_obj) : nullptr;
+  if (name == nullptr) name = frame->name;
+  if (frame->position <= 0) return name;
+  PyOS_snprintf(text, sizeof(text), "%s() argument %d", name, frame->position);
   return text;
 }
 
@@ -312,7 +176,7 @@ int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, i
     out->v_obj = f->handle;
     return 0;
   }
-  const TypeEntry* entry = Lookup(type);
+  const TypeEntry* entry = LookupType(type);
   if (entry->kind == Kind::kExchangeApi) {
     const ExchangeApi* api = entry->api;
     if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
@@ -489,8 +353,9 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
 void ArgFrame::Release() {
   if (owned.size() == 0 && tensors.size() == 0 && keep.size() == 0) return;
   // Deleters may run Python code, which must not start with an error pending.
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+  const bool pending = PyErr_Occurred() != nullptr;
+  if (pending) PyErr_Fetch(&type, &value, &traceback);
   // Containers first: an array made for this call holds its tensors until it goes.
   for (int i = 0; i < owned.size(); ++i) TVMFFIObjectDecRef(owned[i]);
   for (int i = 0; i < tensors.size(); ++i) {
@@ -502,7 +367,7 @@ void ArgFrame::Release() {
   tensor_producers.clear();
   owned.clear();
   keep.clear();
-  PyErr_Restore(type, value, traceback);
+  if (pending) PyErr_Restore(type, value, traceback);
 }
 
 }  // namespace tvm_ffi_next

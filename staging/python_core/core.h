@@ -55,27 +55,38 @@ inline void DecRef(TVMFFIObject* obj) {
 inline bool IsObjectIndex(int32_t index) { return index >= kTVMFFIStaticObjectBegin; }
 
 // A vector that keeps its first N elements inline: a call's temporaries without malloc.
+// Trivially constructed (no std::vector to build and destroy on every call).
 template <typename T, int N>
 class SmallVec {
  public:
+  SmallVec() = default;
+  SmallVec(const SmallVec&) = delete;
+  SmallVec& operator=(const SmallVec&) = delete;
+  ~SmallVec() {
+    if (heap_ != nullptr) std::free(heap_);
+  }
   void push_back(const T& v) {
     if (size_ < N) {
       inline_[size_++] = v;
-    } else {
-      heap_.push_back(v);
-      ++size_;
+      return;
     }
+    if (size_ - N == heap_capacity_) {
+      const int capacity = heap_capacity_ == 0 ? N : 2 * heap_capacity_;
+      auto* grown = static_cast<T*>(std::realloc(heap_, sizeof(T) * capacity));
+      if (grown == nullptr) std::abort();  // out of memory while holding references
+      heap_ = grown;
+      heap_capacity_ = capacity;
+    }
+    heap_[size_++ - N] = v;
   }
   int size() const { return size_; }
   T& operator[](int i) { return i < N ? inline_[i] : heap_[i - N]; }
-  void clear() {
-    size_ = 0;
-    heap_.clear();
-  }
+  void clear() { size_ = 0; }
 
  private:
   T inline_[N];
-  std::vector<T> heap_;
+  T* heap_ = nullptr;
+  int heap_capacity_ = 0;
   int size_ = 0;
 };
 
@@ -115,6 +126,7 @@ struct PooledTensor;
 /*! \brief State of one conversion of Python values to TVMFFIAny views: what to release after. */
 struct ArgFrame {
   const char* name = "function";  // for messages: "<name>() argument <position>"
+  PyObject* name_obj = nullptr;   // when set, the name (read only for messages)
   int position = 0;
   uint64_t view_params = 0;
   SmallVec<TVMFFIObject*, 4> owned;  // strings, arrays, callbacks made for this call

@@ -44,7 +44,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
     views = heap_views.data();
   }
   ArgFrame frame;
-  frame.name = NameOf(self);
+  frame.name_obj = self->name;
   frame.view_params = self->view_params;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     frame.position = static_cast<int>(i + 1);
@@ -63,7 +63,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   if (rc != 0) {
     frame.Release();
     // Unnamed functions (callbacks, foreign addresses) add no "in function" context.
-    RaiseCallError(rc, self->name != nullptr ? frame.name : nullptr, self->library);
+    RaiseCallError(rc, self->name != nullptr ? NameOf(self) : nullptr, self->library);
     return nullptr;
   }
   PyObject* out = ToPython(&result, &frame);

@@ -40,6 +40,11 @@ PyMethodDef kModuleFunctions[] = {
 PYBIND11_MODULE(_core_next, m) {
   using namespace tvm_ffi_next;
   PyObject* module = m.ptr();
+  // What the runtime calls back into Python with (TVMFFIEnvCheckSignals, GIL for callbacks
+  // from foreign threads), as every frontend registers them.
+  TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", reinterpret_cast<void*>(PyErr_CheckSignals));
+  TVMFFIEnvRegisterCAPI("PyGILState_Ensure", reinterpret_cast<void*>(PyGILState_Ensure));
+  TVMFFIEnvRegisterCAPI("PyGILState_Release", reinterpret_cast<void*>(PyGILState_Release));
   if (InitFunctionType(module) != 0 || InitObjectTypes(module) != 0 ||
       PyModule_AddFunctions(module, kModuleFunctions) != 0) {
     throw pybind11::error_already_set();

@@ -1,7 +1,7 @@
 // Tensor arguments as TensorObjs (kTVMFFITensor) without an allocation per call, and tensor
 // results back to Python.
 //
-// A call borrows a TensorObj from a per-thread pool: header preset (strong 1, weak 1, index
+// A call borrows a TensorObj from a pool: header preset (strong 1, weak 1, index
 // 70), DLTensor at offset 24 filled by the producer's dltensor_from_py_object_no_sync, shape and
 // strides copied into the object so it never points into the Python tensor. After the call a
 // still-unique object goes back to the pool; one the callee kept is made to own its memory
@@ -57,24 +57,21 @@ PooledTensor* NewTensor() {
   return t;
 }
 
-// Per thread: the objects are only touched under the GIL, but a pool per thread keeps the
-// free list uncontended once the GIL is gone (free-threaded builds).
-struct Pool {
-  std::vector<PooledTensor*> free;
-  ~Pool() {
-    for (PooledTensor* t : free) TensorDeleter(t, kTVMFFIObjectDeleterFlagBitMaskBoth);
-  }
-};
-thread_local Pool t_pool;
-
-constexpr size_t kMaxPooled = 64;
+// The free list. Every access holds the GIL, so one list serves all threads; a thread-local
+// one would cost a __tls_get_addr call per access from a shared library. Free-threaded builds
+// have no GIL to serialise on and get a list per thread.
+constexpr int kMaxPooled = 64;
+#ifdef Py_GIL_DISABLED
+#define TVM_FFI_PYCORE_POOL_STORAGE thread_local
+#else
+#define TVM_FFI_PYCORE_POOL_STORAGE
+#endif
+TVM_FFI_PYCORE_POOL_STORAGE PooledTensor* t_free[kMaxPooled];
+TVM_FFI_PYCORE_POOL_STORAGE int t_free_count = 0;
+#undef TVM_FFI_PYCORE_POOL_STORAGE
 
 PooledTensor* Acquire() {
-  if (!t_pool.free.empty()) {
-    PooledTensor* t = t_pool.free.back();
-    t_pool.free.pop_back();
-    return t;
-  }
+  if (t_free_count > 0) return t_free[--t_free_count];
   return NewTensor();
 }
 
@@ -194,8 +191,8 @@ int TensorObjectArg(ArgFrame* frame, const ExchangeApi* api, PyObject* obj, TVMF
 
 void FinishPooledTensor(PooledTensor* t, PyObject* source, const ExchangeApi* api) {
   if (__atomic_load_n(&t->header.combined_ref_count, __ATOMIC_ACQUIRE) == kUniqueCount) {
-    if (t_pool.free.size() < kMaxPooled) {
-      t_pool.free.push_back(t);
+    if (t_free_count < kMaxPooled) {
+      t_free[t_free_count++] = t;
     } else {
       TensorDeleter(t, kTVMFFIObjectDeleterFlagBitMaskBoth);
     }

@@ -1,0 +1,46 @@
+/*
+ * How a Python type travels as an argument, decided once per type and cached. Exact builtin
+ * types never get here (ConvertArg tests them by pointer first); this covers tensors of every
+ * producer and the rarer kinds (subclasses, dtypes, devices, the object protocol, ...).
+ */
+#ifndef TVM_FFI_PYCORE_NEXT_ARG_TYPES_H_
+#define TVM_FFI_PYCORE_NEXT_ARG_TYPES_H_
+
+#include "core.h"
+
+namespace tvm_ffi_next {
+
+enum class Kind : uint8_t {
+  kHandle,          // our Function / Object wrappers
+  kInt,             // int subclass or __index__
+  kFloat,           // float subclass or __float__
+  kStr,             // str subclass
+  kDTypeStr,        // str subclass with type_code/bits/lanes (tvm_ffi.dtype)
+  kBytes,           // bytes subclass
+  kByteArray,       // bytearray
+  kSequence,        // list/tuple subclass
+  kMapping,         // dict subclass
+  kExchangeApi,     // tensor with the DLPack C exchange API
+  kDLPack,          // tensor with __dlpack__
+  kObjectProtocol,  // __tvm_ffi_object__()
+  kFrameworkDType,  // torch.dtype, numpy.dtype: by name
+  kTorchDevice,     // torch.device
+  kDLDevice,        // __dlpack_device__() of a non-tensor
+  kOpaquePtr,       // ctypes.c_void_p
+  kCallable,
+  kUnsupported,
+};
+
+struct TypeEntry {
+  PyTypeObject* type;  // strong reference: the address is never reused for another type
+  Kind kind;
+  const ExchangeApi* api;
+};
+
+/*! \brief The entry for `type`, classified on first sight (never fails: unknown types are
+ *  kUnsupported, and the caller raises the TypeError that names the argument). */
+const TypeEntry* LookupType(PyTypeObject* type);
+
+}  // namespace tvm_ffi_next
+
+#endif  // TVM_FFI_PYCORE_NEXT_ARG_TYPES_H_
