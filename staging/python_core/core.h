@@ -92,7 +92,8 @@ class SmallVec {
 
 // ---- Python types -----------------------------------------------------------------------------
 struct FunctionObject {
-  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject ob_base;  // PyObject_HEAD
+  vectorcallfunc vectorcall;
   TVMFFIObject* handle;  // a FunctionObj (strong reference), or NULL: an empty Function
   uint64_t view_params;  // bit i: parameter i is a DLTensor* (TensorView) per the metadata
   PyObject* name;        // str or NULL: for messages
@@ -101,8 +102,10 @@ struct FunctionObject {
 
 // tvm_ffi_next.Object and its subclasses (Tensor, Module): one owned handle.
 struct ObjectWrapper {
-  PyObject_HEAD TVMFFIObject* handle;
-  PyObject* extra;  // Module: the path it was loaded from; else NULL
+  PyObject ob_base;  // PyObject_HEAD
+  TVMFFIObject* handle;
+  PyObject* extra;      // Module: the path it was loaded from; else NULL
+  PyObject* functions;  // Module: functions looked up so far (a dict), or NULL
 };
 
 extern PyTypeObject* g_function_type;

@@ -17,6 +17,7 @@ void ObjectDealloc(PyObject* self_obj) {
   PyTypeObject* type = Py_TYPE(self_obj);
   DecRef(self->handle);
   Py_XDECREF(self->extra);
+  Py_XDECREF(self->functions);
   type->tp_free(self_obj);
   Py_DECREF(type);
 }
@@ -225,7 +226,14 @@ PyObject* GetFunction(PyObject* self, PyObject* name) {
     PyErr_Format(PyExc_TypeError, "a function name must be a str, got %s", Py_TYPE(name)->tp_name);
     return nullptr;
   }
-  PyObject* library = reinterpret_cast<ObjectWrapper*>(self)->extra;
+  // Looked up once per module: `m.f(...)` in a loop must not query the runtime each time.
+  auto* wrapper = reinterpret_cast<ObjectWrapper*>(self);
+  if (wrapper->functions != nullptr) {
+    PyObject* cached = PyDict_GetItemWithError(wrapper->functions, name);
+    if (cached != nullptr) return Py_NewRef(cached);
+    if (PyErr_Occurred()) return nullptr;
+  }
+  PyObject* library = wrapper->extra;
   TVMFFIAny out;
   if (ModuleQuery(self, "ffi.ModuleGetFunction", name, &out) != 0) return nullptr;
   if (out.type_index != kTVMFFIFunction) {
@@ -246,6 +254,11 @@ PyObject* GetFunction(PyObject* self, PyObject* name) {
     Py_XDECREF(text);
   }
   PyErr_Clear();  // no metadata: no shortcut
+  if (wrapper->functions == nullptr) wrapper->functions = PyDict_New();
+  if (wrapper->functions == nullptr || PyDict_SetItem(wrapper->functions, name, func) != 0) {
+    Py_DECREF(func);
+    return nullptr;
+  }
   return func;
 }
 
@@ -311,6 +324,7 @@ PyObject* NewObjectWrapper(PyTypeObject* type, TVMFFIObject* handle) {
   }
   self->handle = handle;
   self->extra = nullptr;
+  self->functions = nullptr;
   return reinterpret_cast<PyObject*>(self);
 }
 

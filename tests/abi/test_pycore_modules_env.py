@@ -16,6 +16,7 @@ assert type(m) is core.Module and m.path == LIB and m.type_key == "ffi.Module"
 f = m.add_int
 assert f.__name__ == "add_int" and f.library == LIB and repr(f) == "<tvm_ffi.Function add_int>"
 assert m["add_int"](1, 2) == 3 and m.get_function("noop")() is None
+assert m.add_int is f and m["add_int"] is f  # looked up once
 raises(AttributeError, f"library '{LIB}' has no function 'missing'", getattr, m, "missing")
 raises(AttributeError, f"library '{LIB}' has no function 'missing'", m.get_function, "missing")
 raises(AttributeError, f"library '{LIB}' has no function 'missing'", lambda: m["missing"])
