@@ -17,6 +17,7 @@ struct PooledTensor {
   DLTensor dl;  // at offset 24, where TensorObj keeps it
   DLManagedTensorVersioned* owner_versioned;
   DLManagedTensor* owner_legacy;
+  PyObject* owner_py;  // the Python tensor itself, when its producer cannot export a DLPack owner
   int64_t* heap_dims;  // shape and strides of tensors of more than kInlineDims dimensions
   int64_t dims[2 * kInlineDims];
 };
@@ -36,9 +37,15 @@ void TensorDeleter(void* self, int flags) {
     if (t->owner_legacy != nullptr && t->owner_legacy->deleter != nullptr) {
       t->owner_legacy->deleter(t->owner_legacy);
     }
+    if (t->owner_py != nullptr && Py_IsInitialized()) {
+      PyGILState_STATE gil = PyGILState_Ensure();  // the last reference may go on any thread
+      Py_DECREF(t->owner_py);
+      PyGILState_Release(gil);
+    }
     std::free(t->heap_dims);
     t->owner_versioned = nullptr;
     t->owner_legacy = nullptr;
+    t->owner_py = nullptr;
     t->heap_dims = nullptr;
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(t);
@@ -53,6 +60,7 @@ PooledTensor* NewTensor() {
   t->header.deleter = TensorDeleter;
   t->owner_versioned = nullptr;
   t->owner_legacy = nullptr;
+  t->owner_py = nullptr;
   t->heap_dims = nullptr;
   return t;
 }
@@ -212,9 +220,9 @@ void FinishPooledTensor(PooledTensor* t, PyObject* source, const ExchangeApi* ap
       t->owner_versioned = scratch.owner_versioned;
       t->owner_legacy = scratch.owner_legacy;
     } else {
-      // Nothing can keep the memory alive: the callee's reference would dangle once the
-      // caller frees the tensor. Reported, not fatal: the call itself succeeded.
-      PyErr_WriteUnraisable(source);
+      // No DLPack owner to be had: the Python tensor itself keeps the memory alive.
+      PyErr_Clear();
+      t->owner_py = Py_NewRef(source);
     }
   }
   TVMFFIObjectDecRef(&t->header);

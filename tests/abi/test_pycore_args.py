@@ -90,6 +90,9 @@ assert m.arg_kind_plain(a) == 70 and m.view_sum(a) == 6.0 and m.tensor_shape(a) 
 wide = torch.zeros([1] * 10)              # more dimensions than the object keeps inline
 assert m.tensor_shape(wide) == (1,) * 10 and m.tensor_strides(wide) == [1] * 10
 assert m.use_count(t) == 2                # ours + the parameter's
+assert m.tensor_shape(torch.tensor(3.0)) == () and m.view_sum(torch.tensor(3.0)) == 3.0
+assert m.tensor_shape(torch.ones(0, 3)) == (0, 3)
+assert m.view_sum(torch.arange(10, dtype=torch.float32)[4:6]) == 9.0  # offset into storage
 assert m.first_tensor(t, t) is t          # one of the arguments comes back as itself
 """)
 

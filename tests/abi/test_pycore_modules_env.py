@@ -29,7 +29,7 @@ assert core.get_global_func("no.such.global") is None
 
 
 FAKE_CUDA = r"""
-import ctypes
+import ctypes, sys
 class DLDevice(ctypes.Structure):
     _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
 class DLDataType(ctypes.Structure):
@@ -77,6 +77,13 @@ assert m.stream_of(x) == 0xABC1 and queries == [(2, 1)]   # TensorObj path
 assert m.cuda_stream(1) == 0                               # restored after the call
 assert m.tensor_shape(x) == (4,)
 assert m.arg_kind(x) == 7 and m.cuda_stream(1) == 0        # TensorView path
+# Kept by the library, from a producer that cannot export a DLPack owner: the Python object
+# itself is held until the library lets go.
+before = sys.getrefcount(x)
+m.keep_tensor(x)
+assert sys.getrefcount(x) == before + 1 and m.kept_tensor().shape == (4,)
+m.drop_kept()
+assert sys.getrefcount(x) == before
 import torch
 queries.clear()
 assert m.stream_of(torch.ones(2)) == 0 and queries == []   # CPU tensors: no stream query
