@@ -93,7 +93,80 @@ Kind Classify(PyTypeObject* type, const ExchangeApi** api) {
   return Kind::kUnsupported;
 }
 
+// torch.Tensor.is_conj / is_neg, unbound (called with the tensor alone), cached on the first
+// torch tensor type seen.
+PyObject* g_torch_is_conj = nullptr;
+PyObject* g_torch_is_neg = nullptr;
+
+bool IsTorchTensorType(PyTypeObject* type) {
+  PyObject* name = PyUnicode_FromString("torch");
+  PyObject* torch = name != nullptr ? PyImport_GetModule(name) : nullptr;  // never import it
+  Py_XDECREF(name);
+  PyObject* tensor = torch != nullptr ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
+  Py_XDECREF(torch);
+  bool match = tensor != nullptr && PyType_Check(tensor) &&
+               PyType_IsSubtype(type, reinterpret_cast<PyTypeObject*>(tensor));
+  if (match && g_torch_is_neg == nullptr) {
+    g_torch_is_conj = PyObject_GetAttrString(tensor, "is_conj");
+    g_torch_is_neg = PyObject_GetAttrString(tensor, "is_neg");
+    if (g_torch_is_conj == nullptr || g_torch_is_neg == nullptr) {
+      Py_CLEAR(g_torch_is_conj);
+      Py_CLEAR(g_torch_is_neg);
+      match = false;
+    }
+  }
+  Py_XDECREF(tensor);
+  PyErr_Clear();
+  return match;
+}
+
+// 1 if torch's query answers True, 0 if False, -1 with an error set.
+int TorchQuery(PyObject* method, PyObject* obj) {
+  PyObject* answer = PyObject_Vectorcall(method, &obj, 1, nullptr);
+  if (answer == nullptr) return -1;
+  const int truth = PyObject_IsTrue(answer);
+  Py_DECREF(answer);
+  return truth;
+}
+
+// Whether a real tensor can be torch's lazy `.imag` of a conjugate (the negative bit): that view
+// steps over complex numbers, so each stride of a dimension longer than 1 is even. Most tensors
+// (any contiguous one) are answered here without asking torch, which costs more than a call.
+bool MayBeNegativeView(const DLTensor& t) {
+  int64_t numel = 1;
+  for (int32_t d = 0; d < t.ndim; ++d) numel *= t.shape[d];
+  if (numel <= 1) return numel == 1;
+  if (t.strides == nullptr) return false;
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] > 1 && t.strides[d] % 2 != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+int CheckTorchBits(const ArgFrame* frame, PyObject* obj, const DLTensor* exported) {
+  const bool complex = exported->dtype.code == kDLComplex;
+  if (!complex && !MayBeNegativeView(*exported)) return 0;
+  if (complex) {
+    const int conj = TorchQuery(g_torch_is_conj, obj);
+    if (conj > 0) {
+      PyErr_Format(PyExc_BufferError,
+                   "%s: can't pass a torch tensor with the conjugate bit set; pass "
+                   "tensor.resolve_conj()",
+                   ArgLabel(frame));
+    }
+    if (conj != 0) return -1;
+  }
+  const int neg = TorchQuery(g_torch_is_neg, obj);
+  if (neg > 0) {
+    PyErr_Format(PyExc_BufferError,
+                 "%s: can't pass a torch tensor with the negative bit set; pass "
+                 "tensor.resolve_neg()",
+                 ArgLabel(frame));
+  }
+  return neg != 0 ? -1 : 0;
+}
 
 const TypeEntry* LookupType(PyTypeObject* type) {
   if (g_cache[g_cache_last].type == type) return &g_cache[g_cache_last];
@@ -103,8 +176,9 @@ const TypeEntry* LookupType(PyTypeObject* type) {
       return &g_cache[i];
     }
   }
-  TypeEntry entry{type, Kind::kUnsupported, nullptr};
+  TypeEntry entry{type, Kind::kUnsupported, nullptr, false};
   entry.kind = Classify(type, &entry.api);
+  entry.torch_tensor = entry.kind == Kind::kExchangeApi && IsTorchTensorType(type);
   const int slot = g_cache_next;
   g_cache_next = (g_cache_next + 1) % kCacheSize;
   PyTypeObject* evicted = g_cache[slot].type;

@@ -35,11 +35,21 @@ struct TypeEntry {
   PyTypeObject* type;  // strong reference: the address is never reused for another type
   Kind kind;
   const ExchangeApi* api;
+  // torch.Tensor or a subclass: its conjugate and negative bits are checked per call, since a
+  // DLTensor cannot carry them.
+  bool torch_tensor;
 };
 
 /*! \brief The entry for `type`, classified on first sight (never fails: unknown types are
  *  kUnsupported, and the caller raises the TypeError that names the argument). */
 const TypeEntry* LookupType(PyTypeObject* type);
+
+/*!
+ * \brief Refuses a torch tensor whose conjugate or negative bit is set (BufferError naming the
+ *  argument): its memory holds the values before the lazy conjugation/negation, so a callee
+ *  would read wrong values. `exported` is its DLTensor. 0, or -1 with the error set.
+ */
+int CheckTorchBits(const ArgFrame* frame, PyObject* obj, const DLTensor* exported);
 
 }  // namespace tvm_ffi_next
 

@@ -199,6 +199,7 @@ int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, i
       dl = rc == 0 ? CellOf<DLTensor>(out->v_obj) : nullptr;
     }
     if (rc != 0) return -1;
+    if (entry->torch_tensor && CheckTorchBits(frame, obj, dl) != 0) return -1;
     if (dl->device.device_type == kDLCUDA && frame->cuda_device < 0) {
       frame->cuda_device = dl->device.device_id;
       frame->stream_api = api;

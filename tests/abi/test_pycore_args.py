@@ -130,3 +130,18 @@ raises(TypeError,
 raises(TypeError, "echo() argument 1: type 'object' cannot be passed to a tvm-ffi function",
        m.echo, object())
 """)
+
+
+def test_torch_conjugate_and_negative_views_are_refused() -> None:
+    run_apache_child(r"""
+import torch
+m = core.load_module(LIB)
+z = torch.tensor([1 + 2j, 3 - 1j])
+raises(BufferError, "type_index_of() argument 1: can't pass a torch tensor with the conjugate "
+       "bit set; pass tensor.resolve_conj()", m.type_index_of, z.conj())
+raises(BufferError, "arg_kind() argument 1: can't pass a torch tensor with the negative bit "
+       "set; pass tensor.resolve_neg()", m.arg_kind, z.conj().imag)
+assert m.type_index_of(z.conj().resolve_conj()) == 70 and m.type_index_of(z) == 70
+assert m.view_sum(z.conj().imag.resolve_neg()) == -1.0
+assert m.view_sum(torch.ones(4, 4)[:, ::2]) == 8.0  # even strides, no bit: asked and passed
+""")
