@@ -7,8 +7,10 @@ Columns, each in its own process (the three cannot share one):
     build theirs (tests/abi/pycore/echo_lib.cc: noop, noop_tensors, noop_ints);
   * apache: apache-tvm-ffi's Python (PYTHONPATH = its unpacked wheel) calling the same library;
   * today: this package's installed core (ABI v3) calling the same no-ops made by load_inline.
-Medians of many samples after a warm-up, in microseconds per call (CPU only).
-Run: python benchmarks/abi_call_overhead.py [--samples N] [--iters N]
+Medians of many samples after a warm-up, in microseconds per call (CPU only). The columns run
+in turns for several rounds and each cell keeps its best round's median, so that load from
+other processes in one stretch of time does not land on one column.
+Run: python benchmarks/abi_call_overhead.py [--samples N] [--iters N] [--rounds N]
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=2000, help="calls per sample")
     parser.add_argument("--samples", type=int, default=200, help="samples per row")
+    parser.add_argument("--rounds", type=int, default=3, help="turns of the three columns")
     args = parser.parse_args(argv)
 
     from helpers import apache_wheel, next_pycore
@@ -78,25 +81,39 @@ def main(argv: list[str] | None = None) -> None:
     setup = next_pycore.apache_setup()
     assert setup is not None
     runtime, core_dir, lib, _ = setup
-    columns = {}
-    columns["next"] = run(
-        next_pycore.child_prelude(runtime, core_dir) + f"lib = core.load_module({str(lib)!r})\n",
-        args,
-    )
-    env = dict(os.environ, PYTHONPATH=str(apache_wheel.unpacked(wheel)))
-    columns["apache"] = run(f"import tvm_ffi\nlib = tvm_ffi.load_module({str(lib)!r})\n", args, env)
-    today = (
-        "import tvm_ffi.cpp\n"
-        f"lib = tvm_ffi.cpp.load_inline('abi_noop', cpp_sources={NOOP_SOURCE!r}, "
-        "functions=['noop', 'noop_tensors', 'noop_ints'])\n"
-    )
-    columns["today"] = run(today, args)
+    programs = {
+        "next": (
+            next_pycore.child_prelude(runtime, core_dir)
+            + f"lib = core.load_module({str(lib)!r})\n",
+            None,
+        ),
+        "apache": (
+            f"import tvm_ffi\nlib = tvm_ffi.load_module({str(lib)!r})\n",
+            dict(os.environ, PYTHONPATH=str(apache_wheel.unpacked(wheel))),
+        ),
+        "today": (
+            "import tvm_ffi.cpp\n"
+            f"lib = tvm_ffi.cpp.load_inline('abi_noop', cpp_sources={NOOP_SOURCE!r}, "
+            "functions=['noop', 'noop_tensors', 'noop_ints'])\n",
+            None,
+        ),
+    }
+    columns: dict[str, dict[str, float]] = {}
+    for _ in range(args.rounds):
+        for column, (code, env) in programs.items():
+            result = run(code, args, env)
+            best = columns.setdefault(column, result)
+            for row, value in result.items():
+                best[row] = min(best[row], value)
 
     rows = list(columns["next"])
     print(f"{'us per call (median)':<24}" + "".join(f"{c:>10}" for c in columns))
     for row in rows:
         print(f"{row:<24}" + "".join(f"{columns[c][row]:>10.3f}" for c in columns))
-    print(f"({args.samples} samples of {args.iters} calls each, after a warm-up)")
+    print(
+        f"(best of {args.rounds} rounds; each the median of {args.samples} samples of "
+        f"{args.iters} calls, after a warm-up)"
+    )
 
 
 if __name__ == "__main__":
