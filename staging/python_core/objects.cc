@@ -360,10 +360,27 @@ PyObject* LoadModule(PyObject*, PyObject* path) {
     frame.name = "load_module";
     frame.position = 1;
     TVMFFIAny arg, out;
-    if (ConvertArg(&frame, str, &arg, nullptr, 0) == 0 &&
-        CallHandle(loader, "ffi.ModuleLoadFromFile", &arg, 1, &out) == 0) {
-      module = out.type_index == kTVMFFIModule ? NewObjectWrapper(g_module_type, out.v_obj)
-                                               : ToPython(&out, nullptr);
+    out.type_index = kTVMFFINone;
+    out.zero_padding = 0;
+    out.v_int64 = 0;
+    if (ConvertArg(&frame, str, &arg, nullptr, 0) == 0) {
+      const int rc = CellOf<TVMFFIFunctionCell>(loader)->safe_call(loader, &arg, 1, &out);
+      if (rc == 0) {
+        module = out.type_index == kTVMFFIModule ? NewObjectWrapper(g_module_type, out.v_obj)
+                                                 : ToPython(&out, nullptr);
+      } else {
+        // The loader's own words (dlopen's reason) after the file it could not load.
+        RaiseCallError(rc, nullptr, nullptr);
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (value != nullptr) {
+          PyErr_Format(type, "load_module(): cannot load '%U': %S", str, value);
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+      }
     }
     DecRef(loader);
   }

@@ -23,6 +23,16 @@ raises(AttributeError, f"library '{LIB}' has no function 'missing'", lambda: m["
 raises(TypeError, "a function name must be a str, got int", lambda: m[3])
 raises(FileNotFoundError, "load_module(): no library at '/nonexistent/lib.so'",
        core.load_module, "/nonexistent/lib.so")
+import tempfile
+with tempfile.NamedTemporaryFile(suffix=".so") as bad:
+    bad.write(b"not a library")
+    bad.flush()
+    try:
+        core.load_module(bad.name)
+    except RuntimeError as e:  # the runtime's kind (InternalError) and dlopen's reason follow
+        assert str(e).startswith(f"load_module(): cannot load '{bad.name}': InternalError: "), e
+    else:
+        raise AssertionError("loaded a file that is no library")
 assert core.get_global_func("ffi.Array")(1, "x") == [1, "x"]
 assert core.get_global_func("no.such.global") is None
 """)
