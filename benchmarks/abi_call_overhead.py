@@ -7,10 +7,12 @@ Columns, each in its own process (the three cannot share one):
     build theirs (tests/abi/pycore/echo_lib.cc: noop, noop_tensors, noop_ints);
   * apache: apache-tvm-ffi's Python (PYTHONPATH = its unpacked wheel) calling the same library;
   * today: this package's installed core (ABI v3) calling the same no-ops made by load_inline.
-Medians of many samples after a warm-up, in microseconds per call (CPU only). The columns run
+Medians of many samples after a warm-up, in microseconds per call (CPU tensors unless
+--device cuda). The columns run
 in turns for several rounds and each cell keeps its best round's median, so that load from
 other processes in one stretch of time does not land on one column.
 Run: python benchmarks/abi_call_overhead.py [--samples N] [--iters N] [--rounds N]
+     [--device cpu|cuda]
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ sys.path.insert(0, str(REPO / "tests"))
 # Runs in each child after it has bound `lib` (an object whose attributes are the three no-ops).
 TIMING = r"""
 import json, statistics, sys, time, torch
-t = torch.ones(4)
-cases = {"no-arg call": (lib.noop, ()), "3 CPU torch tensors": (lib.noop_tensors, (t, t, t)),
+ITERS, SAMPLES, DEVICE = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+t = torch.ones(4, device=DEVICE)
+cases = {"no-arg call": (lib.noop, ()),
+         f"3 {DEVICE.upper()} torch tensors": (lib.noop_tensors, (t, t, t)),
          "3 ints": (lib.noop_ints, (1, 2, 3))}
-ITERS, SAMPLES = int(sys.argv[1]), int(sys.argv[2])
 def loop0(fn, n):
     for _ in range(n): fn()
 def loop3(fn, n, a, b, c):
@@ -59,7 +62,7 @@ void noop_ints(int64_t, int64_t, int64_t) {}
 
 
 def run(code: str, args: argparse.Namespace, env: dict | None = None) -> dict:
-    cmd = [sys.executable, "-c", code + TIMING, str(args.iters), str(args.samples)]
+    cmd = [sys.executable, "-c", code + TIMING, str(args.iters), str(args.samples), args.device]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark child failed:\n{proc.stderr}")
@@ -71,6 +74,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--iters", type=int, default=2000, help="calls per sample")
     parser.add_argument("--samples", type=int, default=200, help="samples per row")
     parser.add_argument("--rounds", type=int, default=3, help="turns of the three columns")
+    parser.add_argument(
+        "--device", default="cpu", help="the tensors' torch device (cuda: the stream is set)"
+    )
     args = parser.parse_args(argv)
 
     from helpers import apache_wheel, next_pycore
