@@ -90,7 +90,7 @@ Kind Classify(PyTypeObject* type, const ExchangeApi** api) {
     return Kind::kFloat;
   }
   if (type->tp_call != nullptr) return Kind::kCallable;
-  return Kind::kUnsupported;
+  return Kind::kOpaque;
 }
 
 // torch.Tensor.is_conj / is_neg, unbound (called with the tensor alone), cached on the first
@@ -176,7 +176,7 @@ const TypeEntry* LookupType(PyTypeObject* type) {
       return &g_cache[i];
     }
   }
-  TypeEntry entry{type, Kind::kUnsupported, nullptr, false};
+  TypeEntry entry{type, Kind::kOpaque, nullptr, false};
   entry.kind = Classify(type, &entry.api);
   entry.torch_tensor = entry.kind == Kind::kExchangeApi && IsTorchTensorType(type);
   const int slot = g_cache_next;

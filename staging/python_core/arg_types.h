@@ -28,7 +28,7 @@ enum class Kind : uint8_t {
   kDLDevice,        // __dlpack_device__() of a non-tensor
   kOpaquePtr,       // ctypes.c_void_p
   kCallable,
-  kUnsupported,
+  kOpaque,  // anything else: an ffi.OpaquePyObject holding the object
 };
 
 struct TypeEntry {
@@ -40,8 +40,8 @@ struct TypeEntry {
   bool torch_tensor;
 };
 
-/*! \brief The entry for `type`, classified on first sight (never fails: unknown types are
- *  kUnsupported, and the caller raises the TypeError that names the argument). */
+/*! \brief The entry for `type`, classified on first sight (never fails: other types are
+ *  kOpaque). */
 const TypeEntry* LookupType(PyTypeObject* type);
 
 /*!

@@ -341,12 +341,19 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
       out->v_obj = func;
       return 0;
     }
-    case Kind::kUnsupported:
-      break;
+    case Kind::kOpaque: {
+      // Any other object travels as itself (ffi.OpaquePyObject, as apache's Python passes it):
+      // an Any parameter can keep it and give it back; a typed one refuses it by name.
+      TVMFFIObject* opaque = OpaqueFromPython(obj);
+      if (opaque == nullptr) return -1;
+      frame->owned.push_back(opaque);
+      out->type_index = kTVMFFIOpaquePyObject;
+      out->zero_padding = 0;
+      out->v_obj = opaque;
+      return 0;
+    }
   }
-  PyErr_Format(PyExc_TypeError, "%s: type '%s' cannot be passed to a tvm-ffi function",
-               ArgLabel(frame), Py_TYPE(obj)->tp_name);
-  return -1;
+  return 0;
 }
 
 }  // namespace

@@ -182,6 +182,9 @@ int CallHandle(TVMFFIObject* func, const char* name, const TVMFFIAny* args, int3
 /*! \brief A Function wrapping a Python callable (TVMFFIFunctionCreate); new reference. */
 TVMFFIObject* FunctionFromCallable(PyObject* callable);
 
+/*! \brief An ffi.OpaquePyObject holding `obj` (TVMFFIObjectCreateOpaque); new reference. */
+TVMFFIObject* OpaqueFromPython(PyObject* obj);
+
 // ---- tensors (tensor_pool.cc) -----------------------------------------------------------------
 /*! \brief A TensorObj for a framework tensor; pooled when it came through the exchange API. */
 int TensorObjectArg(ArgFrame* frame, const ExchangeApi* api, PyObject* obj, TVMFFIAny* out);

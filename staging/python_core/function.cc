@@ -353,6 +353,18 @@ TVMFFIObject* FunctionFromCallable(PyObject* callable) {
   return static_cast<TVMFFIObject*>(handle);
 }
 
+TVMFFIObject* OpaqueFromPython(PyObject* obj) {
+  TVMFFIObjectHandle handle = nullptr;
+  Py_INCREF(obj);
+  const int rc = TVMFFIObjectCreateOpaque(obj, kTVMFFIOpaquePyObject, DropPyObject, &handle);
+  if (rc != 0) {
+    Py_DECREF(obj);
+    RaiseCallError(rc, "TVMFFIObjectCreateOpaque", nullptr);
+    return nullptr;
+  }
+  return static_cast<TVMFFIObject*>(handle);
+}
+
 TVMFFIObject* GetGlobal(const char* name) {
   TVMFFIByteArray array{name, std::strlen(name)};
   TVMFFIObjectHandle out = nullptr;

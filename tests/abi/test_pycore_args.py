@@ -127,8 +127,13 @@ class Bad:
 raises(TypeError,
        "counted_value() argument 1: Bad.__tvm_ffi_object__() returned int, not a tvm-ffi object",
        m.counted_value, Bad())
-raises(TypeError, "echo() argument 1: type 'object' cannot be passed to a tvm-ffi function",
-       m.echo, object())
+# Any other object travels as itself (ffi.OpaquePyObject): Any keeps it, a typed parameter
+# refuses it by name.
+o = object()
+assert m.type_index_of(o) == 74 and m.echo(o) is o and m.call_back(lambda x: x, o) is o
+raises(TypeError, "Mismatched type on argument #0 when calling: `add_int(0: int, 1: int) -> int`. "
+       f"Expected `int` but got `ffi.OpaquePyObject` (in function 'add_int' of library '{LIB}')",
+       m.add_int, o, 1)
 """)
 
 

@@ -58,9 +58,9 @@ core.set_error_table({"Custom": Custom})
 def custom(x):
     raise Custom("from python")
 raises(Custom, "from python" + where, m.call_back, custom, 1)
-# A callback result that cannot be converted is a TypeError naming it.
-raises(TypeError, "the Python callback's result: type 'object' cannot be passed to a tvm-ffi "
-       "function" + where, m.call_back, lambda x: object(), 1)
+# A callback result that cannot be converted is an error naming it.
+raises(OverflowError, "the Python callback's result: int 1180591620717411303424 does not fit "
+       "in int64" + where, m.call_back, lambda x: 2**70, 1)
 """)
 
 

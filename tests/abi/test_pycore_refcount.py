@@ -63,6 +63,12 @@ m.keep_tensor(a)  # the library's reference keeps the array's memory alive
 assert sys.getrefcount(a) == before + 1
 m.drop_kept()
 assert sys.getrefcount(a) == before
+o = object()  # held through an ffi.OpaquePyObject
+before = sys.getrefcount(o)
+m.keep_any(o)
+assert sys.getrefcount(o) == before + 1 and m.kept_any() is o
+m.drop_kept()
+assert sys.getrefcount(o) == before
 """)
 
 
