@@ -188,6 +188,8 @@ TVMFFIObject* OpaqueFromPython(PyObject* obj);
 // ---- tensors (tensor_pool.cc) -----------------------------------------------------------------
 /*! \brief A TensorObj for a framework tensor; pooled when it came through the exchange API. */
 int TensorObjectArg(ArgFrame* frame, const ExchangeApi* api, PyObject* obj, TVMFFIAny* out);
+/*! \brief ValueError naming the argument for a producer's corrupt DLTensor (ndim, shape). */
+int CheckProducerTensor(const ArgFrame* frame, PyObject* obj, const DLTensor& t);
 /*! \brief Returns a still-unique pooled tensor to the pool, else makes it own its memory. */
 void FinishPooledTensor(PooledTensor* t, PyObject* source, const ExchangeApi* api);
 /*! \brief The DLTensor of one of our TensorObjs. */

@@ -158,6 +158,35 @@ int OwnerFromDLPack(ArgFrame* frame, PyObject* obj, PooledTensor* t) {
 
 }  // namespace
 
+int CheckProducerTensor(const ArgFrame* frame, PyObject* obj, const DLTensor& t) {
+  // Readers walk shape[0..ndim): a producer's corrupt field must stop here. Same checks and
+  // words as today's core (src/python/core/dltensor_check.*, which moves here at the switch).
+  constexpr int32_t kMaxDims = 1024;
+  const char* type = Py_TYPE(obj)->tp_name;
+  if (t.ndim < 0) {
+    PyErr_Format(PyExc_ValueError, "%s: %s gave a DLTensor with a negative ndim (ndim %d)",
+                 ArgLabel(frame), type, t.ndim);
+  } else if (t.ndim > kMaxDims) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s: %s gave a DLTensor with too many dimensions (ndim %d, at most %d)",
+                 ArgLabel(frame), type, t.ndim, kMaxDims);
+  } else if (t.ndim > 0 && t.shape == nullptr) {
+    PyErr_Format(PyExc_ValueError, "%s: %s gave a DLTensor with no shape (ndim %d)",
+                 ArgLabel(frame), type, t.ndim);
+  } else {
+    for (int32_t d = 0; d < t.ndim; ++d) {
+      if (t.shape[d] < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: %s gave a DLTensor with a negative size (%lld) in dimension %d",
+                     ArgLabel(frame), type, static_cast<long long>(t.shape[d]), d);
+        return -1;
+      }
+    }
+    return 0;
+  }
+  return -1;
+}
+
 TVMFFIObject* PooledTensorHandle(PooledTensor* t) { return &t->header; }
 
 int TensorObjectArg(ArgFrame* frame, const ExchangeApi* api, PyObject* obj, TVMFFIAny* out) {
@@ -179,6 +208,7 @@ int TensorObjectArg(ArgFrame* frame, const ExchangeApi* api, PyObject* obj, TVMF
   } else {
     rc = OwnerFromDLPack(frame, obj, t);
   }
+  if (rc == 0) rc = CheckProducerTensor(frame, obj, t->dl);
   if (rc == 0) rc = OwnDims(t);
   if (rc != 0) {
     TensorDeleter(t, kTVMFFIObjectDeleterFlagBitMaskBoth);

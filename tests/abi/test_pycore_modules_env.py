@@ -58,9 +58,12 @@ class Api(ctypes.Structure):
                 ("current_work_stream", STREAM)]
 SHAPE = (ctypes.c_int64 * 1)(4)
 queries = []
+corrupt = {}  # fields a test breaks on purpose
 def dltensor_from_py(obj, out):
     t = out.contents
     t.data, t.ndim, t.shape, t.strides, t.byte_offset = 0x1000, 1, SHAPE, None, 0
+    for field, value in corrupt.items():
+        setattr(t, field, value)
     t.device.device_type, t.device.device_id = 2, 1       # kDLCUDA, device 1
     t.dtype.code, t.dtype.bits, t.dtype.lanes = 2, 32, 1
     return 0
