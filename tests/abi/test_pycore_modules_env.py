@@ -104,6 +104,29 @@ assert m.stream_of(torch.ones(2)) == 0 and queries == []   # CPU tensors: no str
     )
 
 
+def test_corrupt_producer_tensors_are_refused_naming_the_argument() -> None:
+    run_apache_child(
+        FAKE_CUDA
+        + r"""
+m = core.load_module(LIB)
+x = FakeCudaTensor()
+cases = [({"ndim": -1}, "a negative ndim (ndim -1)"),
+         ({"ndim": 5000}, "too many dimensions (ndim 5000, at most 1024)"),
+         ({"shape": None}, "no shape (ndim 1)"),
+         ({"shape": (ctypes.c_int64 * 1)(-3)}, "a negative size (-3) in dimension 0")]
+for fields, words in cases:
+    corrupt.clear()
+    corrupt.update(fields)
+    raises(ValueError, "tensor_shape() argument 1: FakeCudaTensor gave a DLTensor with " + words,
+           m.tensor_shape, x)
+    raises(ValueError, "arg_kind() argument 1: FakeCudaTensor gave a DLTensor with " + words,
+           m.arg_kind, x)  # the TensorView path
+corrupt.clear()
+assert m.tensor_shape(x) == (4,)
+"""
+    )
+
+
 @pytest.mark.gpu
 def test_torch_cuda_stream_reaches_the_callee() -> None:
     run_apache_child(r"""
