@@ -209,6 +209,10 @@ struct StreamScope {
 // ---- errors (errors.cc) -----------------------------------------------------------------------
 /*! \brief Replaces the kind -> class table consulted before the builtins (a dict, or None). */
 PyObject* SetErrorTable(PyObject* table);
+/*! \brief Adds kind -> cls (both ways); tvm_ffi.register_error's entry point. */
+PyObject* RegisterError(PyObject* kind, PyObject* cls);
+/*! \brief The class an error of `kind` is raised as. */
+PyObject* ErrorClass(PyObject* kind);
 /*! \brief Hands the pending Python exception to the runtime's error slot; returns -1. */
 int SetRaisedFromPython();
 

@@ -1,17 +1,21 @@
 // Errors across the boundary: an ErrorObj's kind names the Python exception class (a
 // registered class, else a builtin, else RuntimeError); Python exceptions raised inside
-// callbacks go back as (kind = class name, message = str(exc)).
+// callbacks go back as (kind = the registered kind or the class name, message).
 #include "core.h"
 
 namespace tvm_ffi_next {
 namespace {
 
-PyObject* g_error_table = nullptr;  // kind -> class, set by tvm_ffi.register_error's owner
+// The one table between kinds and classes, read both ways (tvm_ffi.register_error fills it):
+// errors coming back are raised as the class of their kind; a callback's exception goes to C++
+// under its class's kind. Unregistered kinds fall back to builtins by name, else RuntimeError.
+PyObject* g_kind_to_class = nullptr;  // dict: str -> exception class
+PyObject* g_class_to_kind = nullptr;  // dict: exception class -> str
 
 // The class for a kind: the table, then builtin exception classes; NULL: unknown.
 PyObject* ClassForKind(PyObject* kind) {
-  if (g_error_table != nullptr) {
-    PyObject* cls = PyDict_GetItemWithError(g_error_table, kind);  // borrowed
+  if (g_kind_to_class != nullptr) {
+    PyObject* cls = PyDict_GetItemWithError(g_kind_to_class, kind);  // borrowed
     if (cls != nullptr) return cls;
     PyErr_Clear();
   }
@@ -25,6 +29,24 @@ PyObject* ClassForKind(PyObject* kind) {
   return nullptr;
 }
 
+int AddEntry(PyObject* kind, PyObject* cls) {
+  if (!PyUnicode_Check(kind) || PyUnicode_GET_LENGTH(kind) == 0) {
+    PyErr_Format(PyExc_TypeError, "an error kind must be a non-empty str (got %R)", kind);
+    return -1;
+  }
+  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls),
+                                              reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+    PyErr_Format(PyExc_TypeError, "error kind %R: expected an Exception subclass (got %R)", kind,
+                 cls);
+    return -1;
+  }
+  if (g_kind_to_class == nullptr) g_kind_to_class = PyDict_New();
+  if (g_class_to_kind == nullptr) g_class_to_kind = PyDict_New();
+  if (g_kind_to_class == nullptr || g_class_to_kind == nullptr) return -1;
+  if (PyDict_SetItem(g_kind_to_class, kind, cls) != 0) return -1;
+  return PyDict_SetItem(g_class_to_kind, cls, kind);
+}
+
 }  // namespace
 
 PyObject* SetErrorTable(PyObject* table) {
@@ -33,8 +55,24 @@ PyObject* SetErrorTable(PyObject* table) {
                  Py_TYPE(table)->tp_name);
     return nullptr;
   }
-  Py_XSETREF(g_error_table, table == Py_None ? nullptr : Py_NewRef(table));
+  Py_CLEAR(g_kind_to_class);
+  Py_CLEAR(g_class_to_kind);
+  Py_ssize_t pos = 0;
+  PyObject *kind, *cls;
+  while (table != Py_None && PyDict_Next(table, &pos, &kind, &cls)) {
+    if (AddEntry(kind, cls) != 0) return nullptr;
+  }
   Py_RETURN_NONE;
+}
+
+PyObject* RegisterError(PyObject* kind, PyObject* cls) {
+  if (AddEntry(kind, cls) != 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject* ErrorClass(PyObject* kind) {
+  PyObject* cls = PyUnicode_Check(kind) ? ClassForKind(kind) : nullptr;
+  return Py_NewRef(cls != nullptr ? cls : PyExc_RuntimeError);
 }
 
 PyObject* ExceptionFromError(TVMFFIObject* error, const char* name, PyObject* library) {
@@ -111,11 +149,14 @@ int SetRaisedFromPython() {
   PyErr_NormalizeException(&type, &value, &traceback);
   const char* kind = "RuntimeError";
   PyObject* kind_obj = nullptr;
-  if (type != nullptr) {
-    kind_obj = PyObject_GetAttrString(type, "__name__");
-    const char* text = kind_obj != nullptr ? PyUnicode_AsUTF8(kind_obj) : nullptr;
-    if (text != nullptr) kind = text;
+  if (type != nullptr && g_class_to_kind != nullptr) {
+    kind_obj = PyDict_GetItemWithError(g_class_to_kind, type);  // a registered class's kind
+    Py_XINCREF(kind_obj);
+    PyErr_Clear();
   }
+  if (type != nullptr && kind_obj == nullptr) kind_obj = PyObject_GetAttrString(type, "__name__");
+  const char* kind_text = kind_obj != nullptr ? PyUnicode_AsUTF8(kind_obj) : nullptr;
+  if (kind_text != nullptr) kind = kind_text;
   // The one str argument when there is one: str(KeyError("k")) would add quotes each crossing.
   PyObject* exc_args = value != nullptr ? PyObject_GetAttrString(value, "args") : nullptr;
   PyObject* message = nullptr;

@@ -26,11 +26,25 @@ PyObject* GetGlobalFunc(PyObject*, PyObject* name) {
 
 PyObject* SetErrorTableMethod(PyObject*, PyObject* table) { return SetErrorTable(table); }
 
+PyObject* RegisterErrorMethod(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "_register_error() takes (kind, cls) (got %zd arguments)", nargs);
+    return nullptr;
+  }
+  return RegisterError(args[0], args[1]);
+}
+
+PyObject* ErrorClassMethod(PyObject*, PyObject* kind) { return ErrorClass(kind); }
+
 PyMethodDef kModuleFunctions[] = {
     {"load_module", LoadModule, METH_O, "load_module(path) -> Module, via ffi.ModuleLoadFromFile."},
     {"get_global_func", GetGlobalFunc, METH_O, "The runtime's global function, or None."},
     {"set_error_table", SetErrorTableMethod, METH_O,
      "set_error_table(dict | None): error kind -> exception class, consulted before builtins."},
+    {"_register_error", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(RegisterErrorMethod)),
+     METH_FASTCALL,
+     "_register_error(kind, cls): raise `kind` as `cls`; send `cls` from callbacks as `kind`."},
+    {"_error_class", ErrorClassMethod, METH_O, "The class an error of `kind` is raised as."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -91,3 +91,25 @@ raises(RuntimeError, "function() returned -2 (Python error set) but none is set"
 raises(RuntimeError, "function() failed (return code -1) without raising an error",
        wrap("raw_silent_failure"))
 """)
+
+
+def test_registered_kinds_work_both_ways() -> None:
+    run_apache_child(r"""
+m = core.load_module(LIB)
+class MyError(RuntimeError): pass
+core._register_error("MyKind", MyError)  # what tvm_ffi.register_error calls
+assert core._error_class("MyKind") is MyError and core._error_class("KeyError") is KeyError
+assert core._error_class("NoSuchKind") is RuntimeError
+where = f" (in function 'raise_error' of library '{LIB}')"
+raises(MyError, "mine" + where, m.raise_error, "MyKind", "mine")
+# Raised in a callback, MyError reaches C++ as "MyKind", and comes back as MyError.
+def fail(x):
+    raise MyError("from the callback")
+raises(MyError, f"from the callback (in function 'call_back' of library '{LIB}')",
+       m.call_back, fail, 1)
+assert m.kind_of(lambda: fail(0)) == "MyKind" and m.kind_of(lambda: 1 // 0) == "ZeroDivisionError"
+raises(TypeError, "an error kind must be a non-empty str (got '')", core._register_error, "", MyError)
+raises(TypeError, "error kind 'K': expected an Exception subclass (got <class 'int'>)",
+       core._register_error, "K", int)
+raises(TypeError, "_register_error() takes (kind, cls) (got 1 arguments)", core._register_error, "K")
+""")

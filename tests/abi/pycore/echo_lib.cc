@@ -200,3 +200,17 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_fail_parts(void*, const TVMFFIAny*, int32_t, TV
   return -1;
 }
 }
+
+// The kind of the error a function raises, as C++ sees it (a Python callback's exception
+// crosses as its registered kind).
+namespace {
+ffi::String KindOf(ffi::Function f) {
+  try {
+    f();
+  } catch (const ffi::Error& e) {
+    return e.kind();
+  }
+  return "";
+}
+}  // namespace
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(kind_of, KindOf);
