@@ -1,0 +1,56 @@
+/*
+ * How a Python type travels as an argument, decided once per type and cached. Exact builtin
+ * types never get here (ConvertArg tests them by pointer first); this covers tensors of every
+ * producer and the rarer kinds (subclasses, dtypes, devices, the object protocol, ...).
+ */
+#ifndef TVM_FFI_PYCORE_NEXT_ARG_TYPES_H_
+#define TVM_FFI_PYCORE_NEXT_ARG_TYPES_H_
+
+#include "core.h"
+
+namespace tvm_ffi_next {
+
+enum class Kind : uint8_t {
+  kHandle,          // our Function / Object wrappers
+  kInt,             // int subclass or __index__
+  kFloat,           // float subclass or __float__
+  kStr,             // str subclass
+  kDTypeStr,        // str subclass with type_code/bits/lanes (tvm_ffi.dtype)
+  kBytes,           // bytes subclass
+  kByteArray,       // bytearray
+  kSequence,        // list/tuple subclass
+  kMapping,         // dict subclass
+  kExchangeApi,     // tensor with the DLPack C exchange API
+  kDLPack,          // tensor with __dlpack__
+  kObjectProtocol,  // __tvm_ffi_object__()
+  kFrameworkDType,  // torch.dtype, numpy.dtype: by name
+  kTorchDevice,     // torch.device
+  kDLDevice,        // __dlpack_device__() of a non-tensor
+  kOpaquePtr,       // ctypes.c_void_p
+  kCallable,
+  kOpaque,  // anything else: an ffi.OpaquePyObject holding the object
+};
+
+struct TypeEntry {
+  PyTypeObject* type;  // strong reference: the address is never reused for another type
+  Kind kind;
+  const ExchangeApi* api;
+  // torch.Tensor or a subclass: its conjugate and negative bits are checked per call, since a
+  // DLTensor cannot carry them.
+  bool torch_tensor;
+};
+
+/*! \brief The entry for `type`, classified on first sight (never fails: other types are
+ *  kOpaque). */
+const TypeEntry* LookupType(PyTypeObject* type);
+
+/*!
+ * \brief Refuses a torch tensor whose conjugate or negative bit is set (BufferError naming the
+ *  argument): its memory holds the values before the lazy conjugation/negation, so a callee
+ *  would read wrong values. `exported` is its DLTensor. 0, or -1 with the error set.
+ */
+int CheckTorchBits(const ArgFrame* frame, PyObject* obj, const DLTensor* exported);
+
+}  // namespace tvm_ffi_next
+
+#endif  // TVM_FFI_PYCORE_NEXT_ARG_TYPES_H_

@@ -1,0 +1,182 @@
+// Errors across the boundary: an ErrorObj's kind names the Python exception class (a
+// registered class, else a builtin, else RuntimeError); Python exceptions raised inside
+// callbacks go back as (kind = the registered kind or the class name, message).
+#include "core.h"
+
+namespace tvm_ffi_next {
+namespace {
+
+// The one table between kinds and classes, read both ways (tvm_ffi.register_error fills it):
+// errors coming back are raised as the class of their kind; a callback's exception goes to C++
+// under its class's kind. Unregistered kinds fall back to builtins by name, else RuntimeError.
+PyObject* g_kind_to_class = nullptr;  // dict: str -> exception class
+PyObject* g_class_to_kind = nullptr;  // dict: exception class -> str
+
+// The class for a kind: the table, then builtin exception classes; NULL: unknown.
+PyObject* ClassForKind(PyObject* kind) {
+  if (g_kind_to_class != nullptr) {
+    PyObject* cls = PyDict_GetItemWithError(g_kind_to_class, kind);  // borrowed
+    if (cls != nullptr) return cls;
+    PyErr_Clear();
+  }
+  PyObject* cls = PyDict_GetItemWithError(PyEval_GetBuiltins(), kind);
+  if (cls != nullptr && PyType_Check(cls) &&
+      PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls),
+                       reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+    return cls;
+  }
+  PyErr_Clear();
+  return nullptr;
+}
+
+int AddEntry(PyObject* kind, PyObject* cls) {
+  if (!PyUnicode_Check(kind) || PyUnicode_GET_LENGTH(kind) == 0) {
+    PyErr_Format(PyExc_TypeError, "an error kind must be a non-empty str (got %R)", kind);
+    return -1;
+  }
+  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls),
+                                              reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+    PyErr_Format(PyExc_TypeError, "error kind %R: expected an Exception subclass (got %R)", kind,
+                 cls);
+    return -1;
+  }
+  if (g_kind_to_class == nullptr) g_kind_to_class = PyDict_New();
+  if (g_class_to_kind == nullptr) g_class_to_kind = PyDict_New();
+  if (g_kind_to_class == nullptr || g_class_to_kind == nullptr) return -1;
+  if (PyDict_SetItem(g_kind_to_class, kind, cls) != 0) return -1;
+  return PyDict_SetItem(g_class_to_kind, cls, kind);
+}
+
+}  // namespace
+
+PyObject* SetErrorTable(PyObject* table) {
+  if (table != Py_None && !PyDict_Check(table)) {
+    PyErr_Format(PyExc_TypeError, "set_error_table() expects a dict or None, got %s",
+                 Py_TYPE(table)->tp_name);
+    return nullptr;
+  }
+  Py_CLEAR(g_kind_to_class);
+  Py_CLEAR(g_class_to_kind);
+  Py_ssize_t pos = 0;
+  PyObject *kind, *cls;
+  while (table != Py_None && PyDict_Next(table, &pos, &kind, &cls)) {
+    if (AddEntry(kind, cls) != 0) return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* RegisterError(PyObject* kind, PyObject* cls) {
+  if (AddEntry(kind, cls) != 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject* ErrorClass(PyObject* kind) {
+  PyObject* cls = PyUnicode_Check(kind) ? ClassForKind(kind) : nullptr;
+  return Py_NewRef(cls != nullptr ? cls : PyExc_RuntimeError);
+}
+
+PyObject* ExceptionFromError(TVMFFIObject* error, const char* name, PyObject* library) {
+  const TVMFFIErrorCell* cell = CellOf<TVMFFIErrorCell>(error);
+  PyObject* kind =
+      PyUnicode_DecodeUTF8(cell->kind.data, static_cast<Py_ssize_t>(cell->kind.size), "replace");
+  if (kind == nullptr) return nullptr;
+  PyObject* cls = ClassForKind(kind);
+  // An unknown kind stays visible in the message of the RuntimeError that carries it.
+  PyObject* message = PyUnicode_DecodeUTF8(cell->message.data,
+                                           static_cast<Py_ssize_t>(cell->message.size), "replace");
+  if (cls == nullptr && message != nullptr) {
+    Py_SETREF(message, PyUnicode_FromFormat("%U: %U", kind, message));
+  }
+  Py_DECREF(kind);
+  if (message == nullptr) return nullptr;
+  if (name != nullptr && library != nullptr) {
+    Py_SETREF(message, PyUnicode_FromFormat("%U (in function '%s' of library '%U')", message, name,
+                                            library));
+  } else if (name != nullptr) {
+    Py_SETREF(message, PyUnicode_FromFormat("%U (in function '%s')", message, name));
+  }
+  if (message == nullptr) return nullptr;
+  PyObject* exc = PyObject_CallOneArg(cls != nullptr ? cls : PyExc_RuntimeError, message);
+  Py_DECREF(message);
+  if (exc != nullptr && cell->backtrace.size != 0) {
+    // The C++ frames, as a note (PEP 678): the message stays the callee's.
+    PyObject* note = PyUnicode_DecodeUTF8(cell->backtrace.data,
+                                          static_cast<Py_ssize_t>(cell->backtrace.size), "replace");
+    PyObject* add = note != nullptr ? PyObject_CallMethod(exc, "add_note", "O", note) : nullptr;
+    Py_XDECREF(note);
+    Py_XDECREF(add);
+    PyErr_Clear();
+  }
+  return exc;
+}
+
+void RaiseCallError(int rc, const char* name, PyObject* library) {
+  const char* label = name != nullptr ? name : "function";
+  if (rc == -2) {
+    // A legacy callee that left the Python error in place.
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_RuntimeError, "%s() returned -2 (Python error set) but none is set",
+                   label);
+    }
+    return;
+  }
+  TVMFFIObjectHandle handle = nullptr;
+  TVMFFIErrorMoveFromRaised(&handle);
+  auto* error = static_cast<TVMFFIObject*>(handle);
+  if (error == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "%s() failed (return code %d) without raising an error", label,
+                 rc);
+    return;
+  }
+  const TVMFFIErrorCell* cell = CellOf<TVMFFIErrorCell>(error);
+  if (cell->kind.size == 18 && std::memcmp(cell->kind.data, "EnvErrorAlreadySet", 18) == 0) {
+    TVMFFIObjectDecRef(error);
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_RuntimeError, "%s() reported a pending Python error; none is set", label);
+    }
+    return;
+  }
+  PyObject* exc = ExceptionFromError(error, name, library);
+  TVMFFIObjectDecRef(error);
+  if (exc == nullptr) return;
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
+  Py_DECREF(exc);
+}
+
+int SetRaisedFromPython() {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  const char* kind = "RuntimeError";
+  PyObject* kind_obj = nullptr;
+  if (type != nullptr && g_class_to_kind != nullptr) {
+    kind_obj = PyDict_GetItemWithError(g_class_to_kind, type);  // a registered class's kind
+    Py_XINCREF(kind_obj);
+    PyErr_Clear();
+  }
+  if (type != nullptr && kind_obj == nullptr) kind_obj = PyObject_GetAttrString(type, "__name__");
+  const char* kind_text = kind_obj != nullptr ? PyUnicode_AsUTF8(kind_obj) : nullptr;
+  if (kind_text != nullptr) kind = kind_text;
+  // The one str argument when there is one: str(KeyError("k")) would add quotes each crossing.
+  PyObject* exc_args = value != nullptr ? PyObject_GetAttrString(value, "args") : nullptr;
+  PyObject* message = nullptr;
+  if (exc_args != nullptr && PyTuple_Check(exc_args) && PyTuple_GET_SIZE(exc_args) == 1 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(exc_args, 0))) {
+    message = Py_NewRef(PyTuple_GET_ITEM(exc_args, 0));
+  } else if (value != nullptr) {
+    PyErr_Clear();
+    message = PyObject_Str(value);
+  }
+  Py_XDECREF(exc_args);
+  const char* text = message != nullptr ? PyUnicode_AsUTF8(message) : nullptr;
+  PyErr_Clear();
+  TVMFFIErrorSetRaisedFromCStr(kind, text != nullptr ? text : "(the message could not be read)");
+  Py_XDECREF(message);
+  Py_XDECREF(kind_obj);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  return -1;
+}
+
+}  // namespace tvm_ffi_next
