@@ -93,3 +93,20 @@ def elf_type_and_sections(data: bytes) -> tuple[int, set[str]]:
         start = strtab + header(i)[0]
         names.add(data[start : data.index(b"\0", start)].decode())
     return e_type, names
+
+
+def installed_copy(top: Path) -> Path:
+    """A copy of the package under test in ``top`` (headers and CMake files inside it, as a
+    wheel lays them out, whatever the install under test is): a second host's install, at
+    another path and with other file times. Returns ``top``, the folder to put first on
+    ``sys.path``."""
+    from tvm_ffi import cpp
+
+    package = Path(cpp.__file__).parents[1]
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(package, top / "tvm_ffi", copy_function=shutil.copy, ignore=ignore)
+    if not (package / "include").is_dir():  # an editable install: laid out as a wheel's
+        shutil.copytree(REPO / "include", top / "tvm_ffi" / "include", copy_function=shutil.copy)
+        shutil.copytree(REPO / "cmake", top / "tvm_ffi" / "share" / "cmake" / "tvm_ffi",
+                        copy_function=shutil.copy)  # fmt: skip
+    return top

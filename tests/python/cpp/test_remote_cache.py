@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import servers
-from tvm_ffi import cpp
+from helpers import package, servers
 
 REPO = Path(__file__).resolve().parents[3]
 KEY = "operator-secret-0123456789"
@@ -75,16 +73,8 @@ def cxx(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def install_b(tmp_path_factory) -> Path:
-    """A second copy of the package (headers inside it, as a wheel has them), at another
-    path and with other file times: host B's install."""
-    top = tmp_path_factory.mktemp("install_b")
-    package = Path(cpp.__file__).parents[1]
-    shutil.copytree(package, top / "tvm_ffi", copy_function=shutil.copy)
-    if not (package / "include").is_dir():  # an editable install: laid out as a wheel's
-        shutil.copytree(REPO / "include", top / "tvm_ffi" / "include", copy_function=shutil.copy)
-        shutil.copytree(REPO / "cmake", top / "tvm_ffi" / "share" / "cmake" / "tvm_ffi",
-                        copy_function=shutil.copy)  # fmt: skip
-    return top
+    """Host B's install: a copy of the package at another path, with other file times."""
+    return package.installed_copy(tmp_path_factory.mktemp("install_b"))
 
 
 @pytest.fixture(scope="module")
