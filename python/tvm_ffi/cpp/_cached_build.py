@@ -141,7 +141,7 @@ def _plan(
     launcher = _toolchain.find_launcher()
     if launcher:  # a different ccache version may cache differently: it keys the build
         tools.append(("launcher", launcher[0]))
-    cuda_includes: list[str] = []
+    cuda_includes = list(spec.cuda_include_dirs)
     ldflags = list(spec.ldflags)
     nvcc = None
     gencode: list[str] = []
@@ -285,7 +285,6 @@ def _write_inputs(
     def write(relpath: str, data: bytes) -> None:
         _cache.write_if_changed(dir_fd, build_dir, relpath, data)
 
-    _dir_links.make_links(dir_fd, plan.links)
     if spec.inline_cpp is not None:
         write("main.cpp", spec.inline_cpp.encode())
     if spec.inline_cuda is not None:
@@ -300,6 +299,7 @@ def _write_inputs(
         write(plan.embed_asm, _embed_layout.assembler_source(plan.embeds).encode())
     for name, image_file in plan.embeds:
         write(image_file, images[name])
+    _dir_links.make_links(dir_fd, build_dir, plan.links)
     write("build.ninja", ninja_text.encode())
 
 

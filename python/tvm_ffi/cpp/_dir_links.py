@@ -61,9 +61,10 @@ def source_links(paths: Sequence[Path]) -> tuple[list[DirLink], list[str]]:
     return list(folders.values()), names
 
 
-def make_links(dir_fd: int, links: Sequence[DirLink]) -> None:
-    """Point each link under ``dir_fd`` at its target, unless it does already. Under the
-    entry's lock; a link is replaced by a rename, so a reader never finds it missing."""
+def make_links(dir_fd: int, build_dir: Path, links: Sequence[DirLink]) -> None:
+    """Point each link under ``dir_fd`` (``build_dir``, named in errors) at its target,
+    unless it does already. Under the entry's lock; a link is replaced by a rename, so a
+    reader never finds it missing, and a failed one leaves no temporary link behind."""
     for link in links:
         with _cache.parent_of(dir_fd, link.name) as (fd, name):
             with contextlib.suppress(OSError):
@@ -72,8 +73,13 @@ def make_links(dir_fd: int, links: Sequence[DirLink]) -> None:
             tmp = f"{name}.{os.getpid()}.tmp"
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=fd)
-            os.symlink(link.target, tmp, dir_fd=fd)
-            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            try:
+                os.symlink(link.target, tmp, dir_fd=fd)
+                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            except OSError as err:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=fd)
+                raise OSError(err.errno, err.strerror, str(build_dir / link.name)) from None
 
 
 def readable(text: str, links: Sequence[DirLink], build_dir: Path) -> str:
