@@ -87,7 +87,7 @@ def build(
     if tool == "ccache":
         env = _env(host_dir, TVM_FFI_COMPILER_LAUNCHER=path, CCACHE_DIR=str(host_dir / "ccache"),
                    CCACHE_CONFIGPATH=str(host_dir / "ccache.conf"),
-                   CCACHE_REMOTE_STORAGE=f"{url}|namespace={namespace}", **extra)  # fmt: skip
+                   CCACHE_REMOTE_STORAGE=url, CCACHE_NAMESPACE=namespace, **extra)  # fmt: skip
         report = _child(env, install, name, kind)
         lines = _output([path, "--print-stats"], env).splitlines()
         stats = {key: int(value) for key, value in (line.split("\t") for line in lines)}

@@ -30,6 +30,7 @@ SHORT = {
     "load_time": ["--quick", "--no-ref"],
     "header_cost": ["--quick"],
     "client_compile": ["--quick", "--no-ref", "--host-only", "--modules", "flashinfer.activation"],
+    "compiler_cache": ["--quick"],
 }
 
 
