@@ -103,7 +103,8 @@ def second_install(top: Path, package: Path | None = None) -> Path:
         import tvm_ffi
 
         package = Path(tvm_ffi.__file__).parent
-    shutil.copytree(package, top / "tvm_ffi", copy_function=shutil.copy)
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(package, top / "tvm_ffi", copy_function=shutil.copy, ignore=ignore)
     if not (package / "include").is_dir():  # a source tree's: laid out as a wheel's
         tree = package.parents[1]
         shutil.copytree(tree / "include", top / "tvm_ffi" / "include", copy_function=shutil.copy)

@@ -32,6 +32,7 @@ SHORT = {
     "kwargs_overhead": ["--quick"],
     "client_compile": ["--quick", "--no-ref", "--host-only", "--modules", "flashinfer.activation"],
     "remote_cache": ["--quick"],
+    "compiler_cache": ["--quick"],
 }
 
 

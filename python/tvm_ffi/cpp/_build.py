@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from .._embed_names import SYMBOL_PREFIX
+from ._dir_links import DirLink, readable
 from ._env import python_executable
 from ._prebuilt import ninja_launch
 from ._progress import NinjaProgress
@@ -266,6 +267,7 @@ def run_ninja(
     name: str,
     verbose: bool,
     embeds: Sequence[str] = (),
+    links: Sequence[DirLink] = (),
     jobs: int | None = None,
     progress: NinjaProgress | None = None,
 ) -> str:
@@ -275,7 +277,8 @@ def run_ninja(
     with the builder: on an exception or KeyboardInterrupt here, at interpreter exit,
     and (through the parent-death signal) when the builder is killed. With ``verbose`` the
     output (with full command lines) is streamed to stderr as it comes. ``embeds`` are the
-    names of the embedded images, for the message about a missing one; ``jobs`` caps
+    names of the embedded images, for the message about a missing one; ``links`` the
+    directories named through links, given back by path in the message; ``jobs`` caps
     ninja's parallel steps (its default: all cores); ``progress`` says what runs long.
     """
     import subprocess
@@ -338,6 +341,7 @@ def run_ninja(
     if headline is None:
         headline = f"ninja exited with code {returncode}"
     excerpt = "\n".join(step_output.strip().splitlines()[:40])
+    headline, excerpt = (readable(text, links, build_dir) for text in (headline, excerpt))
     message = (
         f"{headline}\n"
         f"building module {name!r} in {build_dir} failed\n"

@@ -28,6 +28,7 @@ from . import (
     _arch,
     _build,
     _cache,
+    _dir_links,
     _embed_asm,
     _env,
     _hit_index,
@@ -143,14 +144,14 @@ def _plan(
     launcher = _toolchain.find_launcher()
     if launcher:  # a different ccache version may cache differently: it keys the build
         tools.append(("launcher", launcher[0]))
-    includes = [str(include_dir)]
+    cuda_includes = list(spec.cuda_include_dirs)
     ldflags = list(spec.ldflags)
     nvcc = None
     gencode: list[str] = []
     targets = ""
     install = _cuda_install(spec, root)
     if install is not None:
-        includes += [str(path) for path in install.include_dirs]
+        cuda_includes = [str(path) for path in install.include_dirs]
         if install.cudart is not None:
             # As needed: a wrapper that only launches images through the driver then does
             # not load libcudart (milliseconds at every load); code that calls it keeps it.
@@ -164,8 +165,10 @@ def _plan(
         tools.append(("nvcc", nvcc))
         # Part of the key through build.ninja, which holds the -gencode flags.
         gencode, targets = _arch.choose(spec.archs, spec.cuda_cflags, root)
-    includes += spec.include_paths
-    include_flags = [f"-I{path}" for path in includes]
+    # Every directory the compiles read, through links in the build directory: the
+    # commands are then the same for every install, cache and checkout (compiler caches hit).
+    links = _dir_links.include_links(str(include_dir), cuda_includes, spec.include_paths)
+    include_flags = [f"-I{link.name}" for link in links]
     # -z defs: a symbol nobody defines fails the link (a BuildError naming it) instead of
     # every later load. First, so that extra_ldflags=["-Wl,-z,undefs"] can take it back.
     # -ldl and -pthread: before glibc 2.34, dlopen (the CUDA driver shim) and pthread_*
@@ -193,13 +196,14 @@ def _plan(
         host_cflags = _host_cuda.host_flags(spec.inline_cuda, spec.cuda_cflags)
         host = host_cflags is not None
         compiles.append(_ninja.Compile("cuda.cu", "obj/cuda.o", cuda=True, host=host))
-    objects = []
-    for index, (path, kind) in enumerate(zip(spec.files, spec.file_kinds)):
-        if kind == "obj":
-            objects.append(str(path))
-            continue
+    objects = [str(path) for path, kind in zip(spec.files, spec.file_kinds) if kind == "obj"]
+    sources = [(i, path, kind) for i, (path, kind) in enumerate(zip(spec.files, spec.file_kinds))
+               if kind != "obj"]  # fmt: skip
+    folders, names = _dir_links.source_links([path for _, path, _ in sources])
+    links += folders
+    for (index, path, kind), name in zip(sources, names):
         obj = f"obj/{index}_{path.stem}.o"
-        compiles.append(_ninja.Compile(str(path), obj, cuda=kind == "cuda", c=kind == "c"))
+        compiles.append(_ninja.Compile(name, obj, cuda=kind == "cuda", c=kind == "c"))
     # The precompiled prelude, where the package has one for this compiler (a compiler
     # cache would refuse or only store it) and the flags are known to leave it as it was
     # compiled: GCC reads prelude.h itself if the .gch does not fit the options it checks,
@@ -235,6 +239,7 @@ def _plan(
         launcher=launcher,
         cuda_launcher=launcher if _toolchain.launcher_handles_nvcc(launcher) else [],
         targets=targets,
+        links=links,
     )
     if plan.embeds and not spec.object_output:
         plan.embed_asm = _embed_asm.ASM_FILE
@@ -297,6 +302,7 @@ def _write_inputs(
         write(plan.embed_asm, _embed_layout.assembler_source(plan.embeds).encode())
     for name, image_file in plan.embeds:
         write(image_file, images[name])
+    _dir_links.make_links(dir_fd, build_dir, plan.links)
     write("build.ninja", ninja_text.encode())
 
 
@@ -337,6 +343,7 @@ def _run(
             name=spec.name,
             verbose=verbose,
             embeds=sorted(spec.embeds),
+            links=plan.links,
             jobs=jobs,
             progress=_progress.NinjaProgress(
                 spec.name, plan, build_dir, verbose=verbose, cold=cold

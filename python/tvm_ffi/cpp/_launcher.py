@@ -121,8 +121,9 @@ def runtime_spec(spec: Spec, flags: list[str], cuda_includes: list[str] | None) 
         spec.api,
         f"{spec.name} (its CUDA launcher runtime)",  # names the user's module in errors
         cflags=[OPTIMIZE, *flags, DEFINE],
-        # In the module's order: the CUDA directories before the user's.
-        include_paths=[*(cuda_includes or []), *spec.include_paths],
+        # In the module's order: the CUDA directories before the user's (see _plan).
+        include_paths=spec.include_paths,
+        cuda_include_dirs=cuda_includes or [],
         object_output=True,
         cuda_runtime=cuda_includes is None,
         entry_stem=STEM,

@@ -25,6 +25,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._dir_links import DirLink
 
 __all__ = ["BuildPlan", "Compile", "render"]
 
@@ -69,6 +73,9 @@ class BuildPlan:
     embed_asm: str | None = None
     # (file, text) of sources the builder writes into the build directory (see _launcher).
     sources: list[tuple[str, str]] = field(default_factory=list)
+    # The directories the commands name through links in the build directory, which the
+    # builder makes (see _dir_links).
+    links: list[DirLink] = field(default_factory=list)
 
     @property
     def device_code(self) -> bool:

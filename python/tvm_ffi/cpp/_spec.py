@@ -68,6 +68,9 @@ class Spec:
     # cudart without CUDA sources: the link of objects made from them (_cached_build._two_level).
     link_cudart: bool
     archs: list | None  # arch=: a list of _arch.Arch, None for the default choice
+    # CUDA's include directories, given instead of searched: the launcher runtime's, which
+    # are its module's (see _launcher.runtime_spec).
+    cuda_include_dirs: list[str]
     # The hit index's request key, kept by _hit_index.find so that a miss records its
     # entry without hashing the request again; "" until then (no key is empty).
     request: str | None = ""
@@ -78,6 +81,7 @@ class Spec:
         "cflags": list, "cuda_cflags": list, "ldflags": list, "include_paths": list,
         "embeds": dict, "docs": dict, "object_output": False, "cuda_runtime": False,
         "keyed_files": False, "entry_stem": None, "link_cudart": False, "archs": None,
+        "cuda_include_dirs": list,
     }  # fmt: skip
 
     def __init__(self, api: str, name: str, **fields: object) -> None:

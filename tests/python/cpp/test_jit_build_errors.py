@@ -181,7 +181,9 @@ def test_full_disk_is_the_headline(tmp_path, run_with_tmpfs):
     headline, files, rebuilt = out.splitlines()
     assert headline.endswith(": No space left on device"), headline
     assert "ld" in headline.split(":")[0], headline
-    assert files == "['.ninja_deps', '.ninja_log', 'build.ninja', 'lock', 'main.cpp', 'obj']"
+    assert files == (
+        "['.ninja_deps', '.ninja_log', 'build.ninja', 'inc', 'lock', 'main.cpp', 'obj']"
+    )
     assert rebuilt == "jit_full.so"
 
 

@@ -4,6 +4,7 @@ written escaped, or refused before anything is written; never read as ninja stat
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -110,6 +111,80 @@ def test_paths_with_ninja_and_shell_characters_build(files, tmp_path):
     shutil.copytree(files, odd)
     mod = cpp.load("jit_odd_paths", odd / "answer.cpp", extra_include_paths=[str(odd / "include")])
     assert mod.answer() == 42
+
+
+# ---------------------------------------------------------------- include directories
+
+
+@needs_cuda_headers
+def test_commands_name_the_package_and_cuda_headers_through_links(cache_dir):
+    """Issue 30, item 4: the compile commands named the package's and CUDA's include
+    directories by their absolute paths, so a compiler cache shared by hosts whose venvs
+    (or checkouts, or CUDA wheels) sit elsewhere never hit. They name links in the build
+    directory instead, which point at those directories."""
+    from tvm_ffi import config
+
+    source = "#include <cuda.h>\nint version() { return CUDA_VERSION; }"
+    path = cpp.build_inline("jit_linked_includes", cpp_sources=source, functions="version")
+    build_dir = Path(path).parent
+    ninja = (build_dir / "build.ninja").read_text()
+    assert "-Iinc/tvm_ffi -Iinc/cuda " in ninja
+    include = config.get_include_dir()
+    assert f"-I{include}" not in ninja
+    assert os.readlink(build_dir / "inc" / "tvm_ffi") == include
+    cuda = Path(os.readlink(build_dir / "inc" / "cuda"))
+    assert cuda.is_absolute() and (cuda / "cuda_runtime.h").is_file()
+    assert f"-I{cuda}" not in ninja
+
+
+def test_sources_and_include_paths_are_named_through_links(files, tmp_path, monkeypatch):
+    """The caller's sources and include paths too: the same files at two places, built in
+    two caches, give the same commands; a source still finds its neighbours and ../ ."""
+    (files / "sub").mkdir()
+    (files / "sub" / "one.h").write_text('#include "../include/answer.h"\n#define ONE 1\n')
+    (files / "answer.cpp").write_text(
+        '#include "sub/one.h"\n' + SOURCE.replace("ANSWER;", "ANSWER * ONE;")
+    )
+    ninjas = []
+    for place in ("a", "b/deeper"):
+        copy = tmp_path / place / "src"
+        shutil.copytree(files, copy)
+        monkeypatch.setenv("TVM_FFI_CACHE_DIR", str(tmp_path / place / "cache"))
+        mod = cpp.load(
+            "jit_moved", copy / "answer.cpp", extra_include_paths=[str(copy / "include")]
+        )
+        assert mod.answer() == 42
+        build_dir = Path(mod.path).parent
+        assert os.readlink(build_dir / "src" / "0") == str(copy)
+        assert os.readlink(build_dir / "inc" / "0") == str(copy / "include")
+        ninjas.append((build_dir / "build.ninja").read_text())
+    assert ninjas[0] == ninjas[1]
+    assert str(tmp_path) not in ninjas[0]
+    assert "build obj/0_answer.o: cxx src/0/answer.cpp\n" in ninjas[0]
+
+
+def test_an_error_in_a_source_or_include_path_names_its_real_path(files, cache_dir):
+    (files / "include" / "answer.h").write_text("#define ANSWER 42\nint broken = ;\n")
+    with pytest.raises(cpp.BuildError) as info:
+        cpp.load("jit_broken", files / "answer.cpp", extra_include_paths=[str(files / "include")])
+    assert str(info.value).startswith(
+        f"{files}/include/answer.h:2:14: error: expected primary-expression before ';' token\n"
+    )
+    assert f"In file included from {files}/answer.cpp:3:" in str(info.value)
+
+
+def test_an_error_in_a_package_header_names_its_real_path(cache_dir):
+    """The compiler names a package header through the link (inc/tvm_ffi/...); the error
+    gives the path a user can open."""
+    from tvm_ffi import config
+
+    with pytest.raises(cpp.BuildError) as info:
+        cpp.build_inline("jit_header_error", cpp_sources="int one() { return 1; }",
+                         functions="one", extra_cflags=["-DTVMFFIObject=1"])  # fmt: skip
+    include = re.escape(config.get_include_dir())
+    assert re.match(rf"{include}/tvm/ffi/\S+\.h:\d+:\d+: error: ", str(info.value))
+    assert "inc/tvm_ffi/" not in str(info.value)  # the command keeps -Iinc/tvm_ffi
+    assert "inc/tvm_ffi/tvm/ffi/" in info.value.log  # the log is the compiler's, as it was
 
 
 # ---------------------------------------------------------------- the cache directory

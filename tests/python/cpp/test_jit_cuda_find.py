@@ -51,6 +51,16 @@ WRAPPER = textwrap.dedent(
 PTX = b"// image\n.version 8.0\n.target sm_90\n.address_size 64\n"
 
 
+def _cuda_includes(library: Path) -> set[str]:
+    """The CUDA include directories the commands of a cached library's entries (see
+    _ninja_of) name, through the links in their build directories (inc/cuda)."""
+    dirs = [library.parent]
+    objects = re.search(r"(\S+/objects_[0-9a-f]+)/objects\.o", _ninja_of(library))
+    if objects is not None:
+        dirs.append(Path(objects.group(1)))
+    return {os.readlink(d / "inc" / "cuda") for d in dirs if (d / "inc" / "cuda").is_symlink()}
+
+
 def _ninja_of(library: Path) -> str:
     """The build.ninja of a cached library, and with embedded images (two cache entries:
     the objects, then the link) that of its objects entry too."""
@@ -182,7 +192,7 @@ def test_cuda_sources_build_with_the_pip_wheels_alone(tmp_path, layout):
     ), used
     ninja = _ninja_of(path)
     assert f"nvcc = {nvcc}\n" in ninja
-    assert f"-I{runtime}/include " in ninja
+    assert _cuda_includes(path) == {f"{runtime}/include"}
     lib = runtime / "lib"
     cudart = tree["cudart"].name
     assert f"-L{lib} -l:{cudart} -Wl,-rpath,{lib} " in ninja  # no libcudart.so in a wheel
@@ -210,7 +220,7 @@ def test_embedded_image_wrapper_builds_with_wheel_headers_only(tmp_path):
     runtime = tree["runtime"]
     assert f"using CUDA {runtime} (found through cuda-pathfinder: pip wheel)\n" in proc.stderr
     ninja = _ninja_of(path)
-    assert f"-I{runtime}/include " in ninja
+    assert _cuda_includes(path) == {f"{runtime}/include"}
     assert "nvcc" not in ninja and "cudart" not in ninja
     dynamic = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True).stdout
     assert "libcudart" not in dynamic
@@ -242,7 +252,7 @@ def test_headers_only_cuda_home_builds_a_launcher_wrapper(tmp_path, monkeypatch)
         )
     )  # fmt: skip
     ninja = _ninja_of(path)
-    assert f"-I{headers}/include " in ninja
+    assert _cuda_includes(path) == {f"{headers}/include"}
     assert "nvcc" not in ninja and "-lcudart" not in ninja
     assert tvm_ffi.load_module(path).launcher_answer() == 7
     # The same tree cannot build CUDA sources, and says what it lacks.
