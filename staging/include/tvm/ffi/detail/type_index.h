@@ -1,0 +1,70 @@
+/*
+ * Type indices of object classes: registration of a class's key with the runtime
+ * (TVMFFITypeGetOrAllocIndex) and the "is an object of index i a T?" test. Identity is the
+ * index the runtime gave, never the key string: two layouts under one key are two libraries'
+ * mistake, which the runtime can refuse because every registration also states
+ * sizeof(T) (TVMFFITypeMetadata::total_size).
+ */
+#ifndef TVM_FFI_DETAIL_TYPE_INDEX_H_
+#define TVM_FFI_DETAIL_TYPE_INDEX_H_
+
+#include <tvm/ffi/base_detail.h>
+
+#include <cstring>
+
+TVM_FFI_DETAIL_HIDDEN_BEGIN
+namespace tvm {
+namespace ffi {
+namespace details {
+
+/*!
+ * \brief Thrown when a runtime function failed and left its error in this thread's slot: the
+ * export wrapper (function.h) returns -1 with that error as it is, so its kind and message (a
+ * refused registration's TypeError, say) reach the caller unchanged; Error::FromRaised turns
+ * it into an Error where C++ code wants one.
+ */
+struct ErrorRaisedInRuntime {
+  const char* operation;  // the runtime function that failed
+};
+
+/*! \brief Registers (or finds) a dynamic object type; called once per class and library. */
+TVM_FFI_COLD inline int32_t RegisterObjectType(const char* key, int32_t depth, int32_t child_slots,
+                                               bool child_slots_can_overflow, int32_t parent,
+                                               int32_t total_size) {
+  const TVMFFIByteArray type_key{key, std::strlen(key)};
+  const int32_t index = TVMFFITypeGetOrAllocIndex(&type_key, -1, depth, child_slots,
+                                                  child_slots_can_overflow ? 1 : 0, parent);
+  if (index < 0) throw ErrorRaisedInRuntime{"TVMFFITypeGetOrAllocIndex"};
+  // The layout this library gives the key. A runtime that already holds another size for it
+  // refuses (ours does); the creator is added later by reflection::ObjectDef, if at all.
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
+  if (info->metadata == nullptr) {
+    const TVMFFITypeMetadata metadata{{nullptr, 0}, nullptr, total_size,
+                                      kTVMFFISEqHashKindUnsupported};
+    if (TVMFFITypeRegisterMetadata(index, &metadata) != 0) {
+      throw ErrorRaisedInRuntime{"TVMFFITypeRegisterMetadata"};
+    }
+  }
+  return index;
+}
+
+/*!
+ * \brief Whether an object of index `index` is of the type `target` (depth `target_depth`).
+ * Parents have smaller indices than their children, so a smaller index is never a subtype;
+ * otherwise the object's ancestor at the target's depth decides.
+ */
+inline bool IsInstanceOfIndex(int32_t index, int32_t target, int32_t target_depth,
+                              bool target_final) noexcept {
+  if (index == target) return true;
+  if (target_final || index < target) return false;
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
+  return info->type_depth > target_depth &&
+         info->type_ancestors[target_depth]->type_index == target;
+}
+
+}  // namespace details
+}  // namespace ffi
+}  // namespace tvm
+TVM_FFI_DETAIL_HIDDEN_END
+
+#endif  // TVM_FFI_DETAIL_TYPE_INDEX_H_
