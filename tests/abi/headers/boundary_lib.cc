@@ -9,6 +9,7 @@
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
+#include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 
 #include <string>
@@ -130,6 +131,38 @@ void Raise(ffi::String kind) {
     f(-2);
   }
 }
+// A reflected object, declared as sglang declares its refl::ObjectDef types.
+struct CounterObj : public ffi::Object {
+  int64_t value;
+  ffi::String label;
+  CounterObj(int64_t start, ffi::String name) : value(start), label(std::move(name)) {}
+  int64_t Add(int64_t n) { return value += n; }
+  ffi::String Describe() const { return std::string(label) + "=" + std::to_string(value); }
+  static constexpr bool _type_mutable = true;
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("test.headers.Counter", CounterObj, ffi::Object);
+};
+struct Counter : public ffi::ObjectRef {
+  TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(Counter, ffi::ObjectRef, CounterObj);
+};
+
+void RegisterOnce() {
+  namespace refl = tvm::ffi::reflection;
+  refl::ObjectDef<CounterObj>()
+      .def(refl::init<int64_t, ffi::String>(), "__init__")
+      .def("add", &CounterObj::Add)
+      .def("describe", &CounterObj::Describe)
+      .def_ro("value", &CounterObj::value)
+      .def_rw("label", &CounterObj::label);
+  refl::GlobalDef().def("test.headers.counter_value", [](Counter c) { return c->value; });
+}
+// The layout this library gave the key (D6): the runtime's copy of total_size.
+int64_t CounterSizes() {
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(CounterObj::RuntimeTypeIndex());
+  return int64_t{info->metadata->total_size} * 1000 + static_cast<int64_t>(sizeof(CounterObj));
+}
+Counter MakeCounter(int64_t start) { return Counter(ffi::make_object<CounterObj>(start, "made")); }
+bool IsCounter(ffi::ObjectRef obj) { return obj.as<CounterObj>() != nullptr; }
+
 int64_t CallGlobal(ffi::String name, int64_t x) {
   return ffi::Function::GetGlobalRequired(std::string(name))(x).cast<int64_t>();
 }
@@ -168,4 +201,8 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_any, EchoAny);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(any_kind, AnyKind);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(raise_error, Raise);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_global, CallGlobal);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(register_once, RegisterOnce);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(counter_sizes, CounterSizes);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_counter, MakeCounter);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(is_counter, IsCounter);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC(add_int, "Adds two ints.");

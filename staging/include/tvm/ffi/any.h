@@ -62,7 +62,7 @@ class AnyView {
     details::TypeTraits<details::ValueType<T>>::CopyToView(value, &data_);
   }
   TVM_FFI_HIDDEN AnyView(const Any& value) noexcept;  // NOLINT
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(AnyView);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(AnyView);
   TVM_FFI_HIDDEN ~AnyView() = default;
 
   TVM_FFI_HIDDEN int32_t type_index() const noexcept { return data_.type_index; }

@@ -54,12 +54,21 @@
 #define TVM_FFI_STR_CONCAT_(x, y) x##y
 #define TVM_FFI_STR_CONCAT(x, y) TVM_FFI_STR_CONCAT_(x, y)
 
+// The macros that expand inside user classes leave their members' visibility to the user (a
+// class in an anonymous namespace rejects the attribute); the headers' own classes pass
+// TVM_FFI_HIDDEN as `Vis` through the TVM_FFI_DETAIL_ forms.
+#define TVM_FFI_DETAIL_DEFAULT_COPY_MOVE(TypeName, Vis)      \
+  Vis TypeName(const TypeName& other) = default;             \
+  Vis TypeName(TypeName&& other) noexcept = default;         \
+  Vis TypeName& operator=(const TypeName& other) = default;  \
+  Vis TypeName& operator=(TypeName&& other) noexcept = default
+
+#define TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(TypeName) \
+  TVM_FFI_DETAIL_DEFAULT_COPY_MOVE(TypeName, TVM_FFI_HIDDEN)
+
 /*! \brief Declares the defaulted copy and move constructors and assignments of `TypeName`. */
-#define TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(TypeName)             \
-  TVM_FFI_HIDDEN TypeName(const TypeName& other) = default;               \
-  TVM_FFI_HIDDEN TypeName(TypeName&& other) noexcept = default;           \
-  TVM_FFI_HIDDEN TypeName& operator=(const TypeName& other) = default;    \
-  TVM_FFI_HIDDEN TypeName& operator=(TypeName&& other) noexcept = default
+#define TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(TypeName) \
+  TVM_FFI_DETAIL_DEFAULT_COPY_MOVE(TypeName, /* default */)
 
 /*!
  * \brief A block run when the library is loaded (registrations):

@@ -129,7 +129,7 @@ namespace ffi {
 /*! \brief A handle to a callable object: C++ (FromTyped, FromPacked), Python, or another library's. */
 class Function : public ObjectRef {
  public:
-  TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(Function, ObjectRef, FunctionObj);
+  TVM_FFI_DETAIL_NULLABLE_REF_METHODS(Function, ObjectRef, FunctionObj, TVM_FFI_HIDDEN);
   TVM_FFI_HIDDEN ~Function() = default;
   TVM_FFI_HIDDEN Function(std::nullptr_t) noexcept : ObjectRef(UnsafeInit{}) {}  // NOLINT
 
@@ -208,7 +208,7 @@ class TypedFunction<R(Args...)> {
                                                     !std::is_same_v<std::decay_t<F>, Function>>>
   TVM_FFI_HIDDEN TypedFunction(F func, std::string name = "function")  // NOLINT
       : func_(Function::FromTyped(std::move(func), std::move(name))) {}
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(TypedFunction);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(TypedFunction);
   TVM_FFI_HIDDEN ~TypedFunction() = default;
 
   TVM_FFI_HIDDEN R operator()(Args... args) const {

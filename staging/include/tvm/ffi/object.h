@@ -193,7 +193,7 @@ class ObjectRef {
   TVM_FFI_HIDDEN ObjectRef() noexcept = default;
   TVM_FFI_HIDDEN explicit ObjectRef(ObjectPtr<Object> data) noexcept : data_(std::move(data)) {}
   TVM_FFI_HIDDEN explicit ObjectRef(UnsafeInit) noexcept {}
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(ObjectRef);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(ObjectRef);
   TVM_FFI_HIDDEN ~ObjectRef() = default;
 
   TVM_FFI_HIDDEN bool defined() const noexcept { return data_ != nullptr; }
@@ -301,6 +301,26 @@ TVM_FFI_HIDDEN ObjectPtr<T> make_inplace_array_object(size_t n, Args&&... args) 
   return details::MakeObjectInBytes<T>(sizeof(T) + n * sizeof(E), std::forward<Args>(args)...);
 }
 
+namespace details {
+/*! \brief TVMFFITypeMetadata::creator of a default-constructible class (an empty object). */
+template <typename T>
+TVM_FFI_HIDDEN int DefaultCreator(TVMFFIObjectHandle* out) noexcept {
+  try {
+    ObjectPtr<T> obj = make_object<T>();
+    *out = ObjectUnsafe::MoveToOwned(&obj);
+    return 0;
+  } catch (...) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "constructing an empty object failed");
+    return -1;
+  }
+}
+template <typename T>
+TVM_FFI_HIDDEN constexpr TVMFFIObjectCreator CreatorOf() noexcept {
+  if constexpr (std::is_default_constructible_v<T>) return &DefaultCreator<T>;
+  return nullptr;
+}
+}  // namespace details
+
 template <typename T>
 TVM_FFI_HIDDEN bool Object::IsInstance() const noexcept {
   if constexpr (std::is_same_v<T, Object>) {
@@ -332,15 +352,15 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "a handle is one pointer");
 // The type index of a class declared by the macros below: registered with the runtime on first
 // use, once per library (a hidden function-local static).
 #define TVM_FFI_DETAIL_DYNAMIC_TYPE_INDEX(TypeName, ParentType)                                \
-  TVM_FFI_HIDDEN static int32_t _GetOrAllocRuntimeTypeIndex() {                                \
+  static int32_t _GetOrAllocRuntimeTypeIndex() {                                               \
     static_assert(!ParentType::_type_final, "the parent type is final");                       \
     static const int32_t tindex = ::tvm::ffi::details::RegisterObjectType(                     \
         TypeName::_type_key, TypeName::_type_depth, TypeName::_type_child_slots,               \
         TypeName::_type_child_slots_can_overflow, ParentType::_GetOrAllocRuntimeTypeIndex(),  \
-        static_cast<int32_t>(sizeof(TypeName)));                                               \
+        static_cast<int32_t>(sizeof(TypeName)), ::tvm::ffi::details::CreatorOf<TypeName>());  \
     return tindex;                                                                             \
   }                                                                                            \
-  TVM_FFI_HIDDEN static int32_t RuntimeTypeIndex() { return _GetOrAllocRuntimeTypeIndex(); }  \
+  static int32_t RuntimeTypeIndex() { return _GetOrAllocRuntimeTypeIndex(); }                 \
   using _type_parent [[maybe_unused]] = ParentType
 
 /*!
@@ -367,33 +387,36 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "a handle is one pointer");
   TVM_FFI_HIDDEN static int32_t _GetOrAllocRuntimeTypeIndex() noexcept { return Index; }   \
   using _type_parent [[maybe_unused]] = ParentType
 
-#define TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName)                          \
-  TVM_FFI_HIDDEN explicit TypeName(::tvm::ffi::UnsafeInit tag) noexcept : ParentType(tag) {}  \
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(TypeName);                                       \
-  using TvmFfiPtrType_ =                                                                       \
-      std::conditional_t<ObjectName::_type_mutable, ObjectName*, const ObjectName*>;           \
-  TVM_FFI_HIDDEN TvmFfiPtrType_ operator->() const noexcept { return get(); }                 \
-  TVM_FFI_HIDDEN TvmFfiPtrType_ get() const noexcept {                                         \
-    return static_cast<TvmFfiPtrType_>(const_cast<::tvm::ffi::Object*>(ObjectRef::get()));     \
-  }                                                                                            \
+#define TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName, Vis)                     \
+  Vis explicit TypeName(::tvm::ffi::UnsafeInit tag) noexcept : ParentType(tag) {}             \
+  TVM_FFI_DETAIL_DEFAULT_COPY_MOVE(TypeName, Vis);                                            \
+  using TvmFfiPtrType_ =                                                                      \
+      std::conditional_t<ObjectName::_type_mutable, ObjectName*, const ObjectName*>;          \
+  Vis TvmFfiPtrType_ operator->() const noexcept { return get(); }                            \
+  Vis TvmFfiPtrType_ get() const noexcept {                                                   \
+    return static_cast<TvmFfiPtrType_>(const_cast<::tvm::ffi::Object*>(ObjectRef::get()));    \
+  }                                                                                           \
   using ContainerType = ObjectName
+
+#define TVM_FFI_DETAIL_NULLABLE_REF_METHODS(TypeName, ParentType, ObjectName, Vis)             \
+  Vis TypeName() noexcept = default;                                                          \
+  Vis explicit TypeName(::tvm::ffi::ObjectPtr<ObjectName> n) noexcept                         \
+      : ParentType(::tvm::ffi::ObjectPtr<::tvm::ffi::Object>(std::move(n))) {}                \
+  static constexpr bool _type_is_nullable = true;                                             \
+  TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName, Vis)
 
 /*!
  * \brief The constructors and accessors of a handle class over ObjectName; a default
  * constructor makes an empty handle. `->` is mutable when ObjectName::_type_mutable is true.
  */
-#define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(TypeName, ParentType, ObjectName)          \
-  TVM_FFI_HIDDEN TypeName() noexcept = default;                                               \
-  TVM_FFI_HIDDEN explicit TypeName(::tvm::ffi::ObjectPtr<ObjectName> n) noexcept              \
-      : ParentType(::tvm::ffi::ObjectPtr<::tvm::ffi::Object>(std::move(n))) {}                \
-  static constexpr bool _type_is_nullable = true;                                             \
-  TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName)
+#define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(TypeName, ParentType, ObjectName) \
+  TVM_FFI_DETAIL_NULLABLE_REF_METHODS(TypeName, ParentType, ObjectName, /* default */)
 
 /*! \brief The same, for handles that are never empty (no default constructor). */
 #define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(TypeName, ParentType, ObjectName)       \
-  TVM_FFI_HIDDEN explicit TypeName(::tvm::ffi::ObjectPtr<ObjectName> n) noexcept              \
+  explicit TypeName(::tvm::ffi::ObjectPtr<ObjectName> n) noexcept                             \
       : ParentType(::tvm::ffi::ObjectPtr<::tvm::ffi::Object>(std::move(n))) {}                \
   static constexpr bool _type_is_nullable = false;                                            \
-  TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName)
+  TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName, /* default */)
 
 #endif  // TVM_FFI_OBJECT_H_

@@ -34,7 +34,7 @@ class Optional {
   TVM_FFI_HIDDEN Optional(std::nullopt_t) noexcept {}          // NOLINT: implicit
   TVM_FFI_HIDDEN Optional(T value) : value_(std::move(value)) {}  // NOLINT: implicit
   TVM_FFI_HIDDEN Optional(std::optional<T> value) : value_(std::move(value)) {}  // NOLINT
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(Optional);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Optional);
   TVM_FFI_HIDDEN ~Optional() = default;
 
   TVM_FFI_HIDDEN bool has_value() const noexcept { return value_.has_value(); }
@@ -69,7 +69,7 @@ class Optional<T, std::enable_if_t<details::kIsHandle<T>>> {
   TVM_FFI_HIDDEN Optional(std::nullopt_t) noexcept : value_(UnsafeInit{}) {}  // NOLINT
   TVM_FFI_HIDDEN Optional(std::nullptr_t) noexcept : value_(UnsafeInit{}) {}  // NOLINT
   TVM_FFI_HIDDEN Optional(T value) noexcept : value_(std::move(value)) {}     // NOLINT
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(Optional);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Optional);
   TVM_FFI_HIDDEN ~Optional() = default;
 
   TVM_FFI_HIDDEN bool has_value() const noexcept { return value_.defined(); }

@@ -128,7 +128,7 @@ class CharsAny {
         : chars_(text, std::char_traits<char>::length(text)) {}                                \
     TVM_FFI_HIDDEN Name(const std::string& s) : chars_(s.data(), s.size()) {} /* NOLINT */     \
     TVM_FFI_HIDDEN Name(std::string_view s) : chars_(s.data(), s.size()) {}   /* NOLINT */     \
-    TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(Name);                                         \
+    TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Name);                                         \
     TVM_FFI_HIDDEN ~Name() = default;                                                          \
                                                                                                \
     TVM_FFI_HIDDEN const char* data() const noexcept { return chars_.data(); }                 \

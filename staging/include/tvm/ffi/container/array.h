@@ -102,7 +102,7 @@ class Array : public ObjectRef {
       : ObjectRef(ArrayObj::Empty(static_cast<int64_t>(std::distance(first, last)))) {
     for (; first != last; ++first) Obj()->EmplaceBack(Any(T(*first)));
   }
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(Array);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Array);
   TVM_FFI_HIDDEN ~Array() = default;
 
   TVM_FFI_HIDDEN size_t size() const noexcept { return Obj() == nullptr ? 0 : Obj()->size_(); }

@@ -69,7 +69,7 @@ class Shape : public ObjectRef {
   TVM_FFI_HIDDEN Shape(const std::vector<int64_t>& v) : Shape(ShapeView(v)) {}  // NOLINT
   template <typename It, typename = decltype(*std::declval<It>())>
   TVM_FFI_HIDDEN Shape(It first, It last) : Shape(std::vector<int64_t>(first, last)) {}
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(Shape);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Shape);
   TVM_FFI_HIDDEN ~Shape() = default;
 
   TVM_FFI_HIDDEN ShapeView view() const noexcept {

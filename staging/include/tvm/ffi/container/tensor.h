@@ -102,7 +102,7 @@ class TensorView : public details::TensorAccessors<TensorView> {
   TVM_FFI_HIDDEN TensorView() noexcept : tensor_{} {}
   TVM_FFI_HIDDEN TensorView(const DLTensor* tensor) noexcept : tensor_(*tensor) {}  // NOLINT
   TVM_FFI_HIDDEN TensorView(const Tensor& tensor) noexcept;                         // NOLINT
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(TensorView);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(TensorView);
   TVM_FFI_HIDDEN ~TensorView() = default;
   TVM_FFI_HIDDEN const DLTensor& DLRef() const noexcept { return tensor_; }
 
@@ -141,7 +141,7 @@ class Tensor : public ObjectRef, public details::TensorAccessors<Tensor> {
   TVM_FFI_HIDDEN Tensor(std::nullptr_t) noexcept {}  // NOLINT
   TVM_FFI_HIDDEN explicit Tensor(ObjectPtr<TensorObj> obj) noexcept : ObjectRef(std::move(obj)) {}
   TVM_FFI_HIDDEN explicit Tensor(UnsafeInit tag) noexcept : ObjectRef(tag) {}
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(Tensor);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Tensor);
   TVM_FFI_HIDDEN ~Tensor() = default;
 
   TVM_FFI_HIDDEN const TensorObj* get() const noexcept {

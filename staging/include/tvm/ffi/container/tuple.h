@@ -26,7 +26,7 @@ class Tuple : public ObjectRef {
     ArrayObj* obj = static_cast<ArrayObj*>(const_cast<Object*>(ObjectRef::get()));
     (obj->EmplaceBack(Any(Ts(std::forward<Us>(values)))), ...);
   }
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(Tuple);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Tuple);
   TVM_FFI_HIDDEN ~Tuple() = default;
 
   template <size_t I>

@@ -18,7 +18,7 @@ class Variant {
   template <typename T, typename = std::enable_if_t<(std::is_same_v<details::ValueType<T>, Ts> ||
                                                      ...)>>
   TVM_FFI_HIDDEN Variant(T&& value) : value_(std::forward<T>(value)) {}  // NOLINT: implicit
-  TVM_FFI_DEFINE_DEFAULT_COPY_MOVE_AND_ASSIGN(Variant);
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Variant);
   TVM_FFI_HIDDEN ~Variant() = default;
 
   /*! \brief The value as a T when it holds one (or converts to one). */

@@ -11,6 +11,7 @@
 #include <tvm/ffi/base_detail.h>
 
 #include <cstring>
+#include <string>
 
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
@@ -27,23 +28,33 @@ struct ErrorRaisedInRuntime {
   const char* operation;  // the runtime function that failed
 };
 
-/*! \brief Registers (or finds) a dynamic object type; called once per class and library. */
+/*!
+ * \brief Registers (or finds) a dynamic object type; called once per class and library. The
+ * first library to register a key also states its layout (sizeof, creator); a later one
+ * with another size for the key is refused here, whichever runtime is loaded, instead of
+ * reading objects of the other layout as its own.
+ */
 TVM_FFI_COLD inline int32_t RegisterObjectType(const char* key, int32_t depth, int32_t child_slots,
                                                bool child_slots_can_overflow, int32_t parent,
-                                               int32_t total_size) {
+                                               int32_t total_size, TVMFFIObjectCreator creator) {
   const TVMFFIByteArray type_key{key, std::strlen(key)};
   const int32_t index = TVMFFITypeGetOrAllocIndex(&type_key, -1, depth, child_slots,
                                                   child_slots_can_overflow ? 1 : 0, parent);
   if (index < 0) throw ErrorRaisedInRuntime{"TVMFFITypeGetOrAllocIndex"};
-  // The layout this library gives the key. A runtime that already holds another size for it
-  // refuses (ours does); the creator is added later by reflection::ObjectDef, if at all.
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
   if (info->metadata == nullptr) {
-    const TVMFFITypeMetadata metadata{{nullptr, 0}, nullptr, total_size,
+    const TVMFFITypeMetadata metadata{{nullptr, 0}, creator, total_size,
                                       kTVMFFISEqHashKindUnsupported};
     if (TVMFFITypeRegisterMetadata(index, &metadata) != 0) {
       throw ErrorRaisedInRuntime{"TVMFFITypeRegisterMetadata"};
     }
+  } else if (info->metadata->total_size != 0 && info->metadata->total_size != total_size) {
+    const std::string message = "type key '" + std::string(key) + "' is registered with " +
+                                std::to_string(info->metadata->total_size) +
+                                "-byte objects; this library's class for it is " +
+                                std::to_string(total_size) + " bytes (two layouts, one key)";
+    TVMFFIErrorSetRaisedFromCStr("TypeError", message.c_str());
+    throw ErrorRaisedInRuntime{"RegisterObjectType"};
   }
   return index;
 }
