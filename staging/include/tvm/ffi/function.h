@@ -110,9 +110,7 @@ inline Any CallSafe(const TVMFFIObject* func, const TVMFFIAny* args, int32_t num
   SetPOD(&result, kTVMFFINone);
   const int rc = cell->safe_call(const_cast<TVMFFIObject*>(func), args, num_args, &result);
   if (TVM_FFI_UNLIKELY(rc != 0)) {
-    if (rc == -2) {
-      throw Error("EnvErrorAlreadySet", "the called function left an error in its frontend");
-    }
+    if (rc == -2) throw EnvErrorAlreadySet{};
     throw MoveFromRaised("a function call");
   }
   return AnyUnsafe::FromOwned(result);

@@ -52,6 +52,8 @@ TVM_FFI_COLD inline int RaiseCurrentException(const char* func_name, int32_t sta
       return -1;
     } catch (const ErrorRaisedInRuntime&) {
       return -1;  // already in the slot, as the runtime worded it
+    } catch (const EnvErrorAlreadySet&) {
+      return -2;  // pending in the caller's frontend
     } catch (const std::bad_alloc& e) {
       return RaiseFromCStr("MemoryError", e.what());
     } catch (const std::exception& e) {

@@ -29,6 +29,13 @@ struct ErrorRaisedInRuntime {
 };
 
 /*!
+ * \brief Thrown when a called function returned -2: its error is pending in the caller's
+ * frontend (a Python exception), not in the runtime's slot. The export wrapper returns -2 in
+ * turn, so the frontend raises its own exception unchanged.
+ */
+struct EnvErrorAlreadySet {};
+
+/*!
  * \brief Registers (or finds) a dynamic object type; called once per class and library. The
  * first library to register a key also states its layout (sizeof, creator); a later one
  * with another size for the key is refused here, whichever runtime is loaded, instead of
