@@ -83,6 +83,10 @@ OK = {
     "echo_any": [1, "s", "longer string x"],
     "any_kind": ["Array", "str", "None"],
     "call_global": 42,
+    "stl_repeat": ["a", "aaa"],
+    "stl_repeat_none": ["--"],
+    "stl_swap": [5, "s"],
+    "load_and_call": 1040,
     "counter": [7, "c=7", 7, "c"],
     "counter_relabel": "new=1",
     "counter_global": 9,
@@ -124,6 +128,10 @@ ERRORS = {
     "call_global_missing": [
         "ValueError",
         "no global function is registered as 'test.headers.none'",
+    ],
+    "load_and_call_missing": [
+        "AttributeError",
+        "Check failed: (f.has_value()) is false: no function nope",
     ],
     "arity": ["TypeError", "add_int() takes 2 arguments (1 given)"],
     "arg_type": ["TypeError", "add_int() argument 2 must be int, not str"],

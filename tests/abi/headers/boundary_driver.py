@@ -77,6 +77,12 @@ record("call_global_missing", lambda: m.call_global("test.headers.none", 1))
 record("arity", lambda: m.add_int(1))
 record("arg_type", lambda: m.add_int(1, "x"))
 
+record("stl_repeat", lambda: list(m.stl_repeat([1, 3], "ab")))
+record("stl_repeat_none", lambda: list(m.stl_repeat([2], None)))
+record("stl_swap", lambda: list(m.stl_swap(("s", 5))))
+record("load_and_call", lambda: m.load_and_call(sys.argv[1], "add_int", 20))
+record("load_and_call_missing", lambda: m.load_and_call(sys.argv[1], "nope", 1))
+
 m.register_once()
 
 

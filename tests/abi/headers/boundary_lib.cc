@@ -7,6 +7,8 @@
 #include <tvm/ffi/container/variant.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/ffi/extra/module.h>
+#include <tvm/ffi/extra/stl.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
 #include <tvm/ffi/reflection/registry.h>
@@ -163,6 +165,23 @@ int64_t CounterSizes() {
 Counter MakeCounter(int64_t start) { return Counter(ffi::make_object<CounterObj>(start, "made")); }
 bool IsCounter(ffi::ObjectRef obj) { return obj.as<CounterObj>() != nullptr; }
 
+std::vector<std::string> StlRepeat(std::vector<int64_t> counts, std::optional<std::string> text) {
+  std::vector<std::string> out;
+  for (int64_t n : counts) out.push_back(std::string(static_cast<size_t>(n), text.value_or("-")[0]));
+  return out;
+}
+std::tuple<int64_t, std::string> StlSwap(std::tuple<std::string, int64_t> t) {
+  return {std::get<1>(t), std::get<0>(t)};
+}
+// ModuleObj's layout and vtable against the runtime's: load a library through the runtime's
+// loader (Module::LoadFromFile) and call one of its functions.
+int64_t LoadAndCall(ffi::String path, ffi::String name, int64_t x) {
+  ffi::Module mod = ffi::Module::LoadFromFile(path);
+  ffi::Optional<ffi::Function> f = mod->GetFunction(name, false);
+  TVM_FFI_CHECK(f.has_value(), AttributeError) << "no function " << std::string_view(name);
+  return (*f)(x, x).cast<int64_t>() + (mod->ImplementsFunction(name, false) ? 1000 : 0);
+}
+
 int64_t CallGlobal(ffi::String name, int64_t x) {
   return ffi::Function::GetGlobalRequired(std::string(name))(x).cast<int64_t>();
 }
@@ -205,4 +224,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(register_once, RegisterOnce);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(counter_sizes, CounterSizes);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_counter, MakeCounter);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(is_counter, IsCounter);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(stl_repeat, StlRepeat);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(stl_swap, StlSwap);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(load_and_call, LoadAndCall);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC(add_int, "Adds two ints.");
