@@ -11,7 +11,6 @@
 #include <tvm/ffi/object.h>
 #include <tvm/ffi/optional.h>
 
-#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
@@ -150,7 +149,9 @@ class Array : public ObjectRef {
     ArrayObj* obj = Obj();
     if (obj->unique() && static_cast<int64_t>(n) <= obj->Capacity()) return obj;
     int64_t capacity = obj->Capacity();
-    if (static_cast<int64_t>(n) > capacity) capacity = std::max<int64_t>(n, capacity * 2);
+    if (static_cast<int64_t>(n) > capacity) {
+      capacity = capacity * 2 > static_cast<int64_t>(n) ? capacity * 2 : static_cast<int64_t>(n);
+    }
     ObjectPtr<ArrayObj> copy = ArrayObj::Empty(capacity);
     if (obj->unique()) {  // nobody else sees the old object: move the elements over
       for (size_t i = 0; i < obj->size_(); ++i) {
