@@ -61,7 +61,8 @@ def test_header_compiles_alone(tmp_path, header):
 # What code written for apache-tvm-ffi names after including only this header (apache's
 # header brings it through its own includes).
 REACHABLE = {
-    "object.h": "tvm::ffi::ObjectRef r; tvm::ffi::ObjectPtr<tvm::ffi::Object> p;",
+    "object.h": "tvm::ffi::ObjectRef r; tvm::ffi::ObjectPtr<tvm::ffi::Object> p; "
+    "tvm::ffi::Any* a; tvm::ffi::Optional<int>* o; tvm::ffi::Variant<int, float>* v;",
     "error.h": "tvm::ffi::Error e(\"ValueError\", \"m\"); TVM_FFI_ICHECK(true);",
     "string.h": "tvm::ffi::String s(\"x\"); tvm::ffi::Bytes b; tvm::ffi::ObjectRef r;",
     "any.h": "tvm::ffi::Any a = tvm::ffi::String(\"x\"); tvm::ffi::AnyView v = a;",

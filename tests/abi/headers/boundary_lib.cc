@@ -162,7 +162,9 @@ int64_t CounterSizes() {
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(CounterObj::RuntimeTypeIndex());
   return int64_t{info->metadata->total_size} * 1000 + static_cast<int64_t>(sizeof(CounterObj));
 }
-Counter MakeCounter(int64_t start) { return Counter(ffi::make_object<CounterObj>(start, "made")); }
+Counter MakeCounter(int64_t start) {
+  return ffi::GetRef<Counter>(ffi::make_object<CounterObj>(start, "made").get());
+}
 bool IsCounter(ffi::ObjectRef obj) { return obj.as<CounterObj>() != nullptr; }
 
 std::vector<std::string> StlRepeat(std::vector<int64_t> counts, std::optional<std::string> text) {

@@ -28,6 +28,15 @@ class Object;
 template <typename T>
 class ObjectPtr;
 
+// Declared here, defined in any.h, optional.h and container/variant.h: apache-tvm-ffi's
+// object.h declares them, so code may name them (pointers, friends) after object.h alone.
+class Any;
+class AnyView;
+template <typename T, typename = void>
+class Optional;
+template <typename... V>
+class Variant;
+
 /*! \brief Tag for the constructors that leave a handle empty (even a non-nullable one). */
 struct UnsafeInit {};
 
@@ -412,10 +421,11 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "a handle is one pointer");
 #define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(TypeName, ParentType, ObjectName) \
   TVM_FFI_DETAIL_NULLABLE_REF_METHODS(TypeName, ParentType, ObjectName, /* default */)
 
-/*! \brief The same, for handles that are never empty (no default constructor). */
+/*!
+ * \brief The same, for handles that are never empty: no default constructor, and (as in
+ * apache-tvm-ffi) no constructor from an ObjectPtr; the class defines its own, or GetRef.
+ */
 #define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(TypeName, ParentType, ObjectName)       \
-  explicit TypeName(::tvm::ffi::ObjectPtr<ObjectName> n) noexcept                             \
-      : ParentType(::tvm::ffi::ObjectPtr<::tvm::ffi::Object>(std::move(n))) {}                \
   static constexpr bool _type_is_nullable = false;                                            \
   TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName, /* default */)
 

@@ -26,7 +26,7 @@ constexpr bool kIsHandle = std::is_base_of_v<ObjectRef, T>;
 }  // namespace details
 TVM_FFI_DETAIL_HIDDEN_END
 
-template <typename T, typename = void>
+template <typename T, typename>
 class Optional {
  public:
   using value_type = T;
