@@ -16,7 +16,7 @@ import pytest
 from helpers import apache_wheel
 
 sys.path.insert(0, str(Path(__file__).parent / "headers"))
-import headers_build  # noqa: E402
+import headers_build
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 from helpers import apache_wheel
 
 sys.path.insert(0, str(Path(__file__).parent / "headers"))
-import headers_build  # noqa: E402
+import headers_build
 
 CLIENTS = headers_build.HERE / "clients"
 # sglang builds its JIT sources as C++20; FlashInfer's bindings build as C++17.

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "headers"))
-import headers_build  # noqa: E402
+import headers_build
 
 PUBLIC = [
     "any.h",
@@ -63,13 +63,13 @@ def test_header_compiles_alone(tmp_path, header):
 REACHABLE = {
     "object.h": "tvm::ffi::ObjectRef r; tvm::ffi::ObjectPtr<tvm::ffi::Object> p; "
     "tvm::ffi::Any* a; tvm::ffi::Optional<int>* o; tvm::ffi::Variant<int, float>* v;",
-    "error.h": "tvm::ffi::Error e(\"ValueError\", \"m\"); TVM_FFI_ICHECK(true);",
-    "string.h": "tvm::ffi::String s(\"x\"); tvm::ffi::Bytes b; tvm::ffi::ObjectRef r;",
-    "any.h": "tvm::ffi::Any a = tvm::ffi::String(\"x\"); tvm::ffi::AnyView v = a;",
+    "error.h": 'tvm::ffi::Error e("ValueError", "m"); TVM_FFI_ICHECK(true);',
+    "string.h": 'tvm::ffi::String s("x"); tvm::ffi::Bytes b; tvm::ffi::ObjectRef r;',
+    "any.h": 'tvm::ffi::Any a = tvm::ffi::String("x"); tvm::ffi::AnyView v = a;',
     "optional.h": "tvm::ffi::Optional<tvm::ffi::String> o; tvm::ffi::Any a;",
     "function.h": "tvm::ffi::Function f; tvm::ffi::TypedFunction<int(int)> g; "
     "tvm::ffi::Optional<int> o; tvm::ffi::String s;",
-    "dtype.h": "DLDataType t = tvm::ffi::StringToDLDataType(\"float32\"); bool e = t == t; "
+    "dtype.h": 'DLDataType t = tvm::ffi::StringToDLDataType("float32"); bool e = t == t; '
     "(void)e; tvm::ffi::Function f;",
     "container/array.h": "tvm::ffi::Array<int64_t> a; tvm::ffi::Optional<int> o; tvm::ffi::Any x;",
     "container/shape.h": "tvm::ffi::Shape s({1, 2}); tvm::ffi::ShapeView v = s; "
@@ -77,7 +77,7 @@ REACHABLE = {
     "container/tensor.h": "tvm::ffi::Tensor t; tvm::ffi::TensorView v; tvm::ffi::Shape s; "
     "tvm::ffi::Array<tvm::ffi::Tensor> a; tvm::ffi::Optional<tvm::ffi::TensorView> o; "
     "tvm::ffi::Function f; tvm::ffi::String str; TVM_FFI_ICHECK_EQ(1, 1);",
-    "container/tuple.h": "tvm::ffi::Tuple<int64_t, tvm::ffi::String> t(1, \"a\"); "
+    "container/tuple.h": 'tvm::ffi::Tuple<int64_t, tvm::ffi::String> t(1, "a"); '
     "tvm::ffi::Array<int> a;",
     "container/variant.h": "tvm::ffi::Variant<double, tvm::ffi::String> v(1.0); "
     "tvm::ffi::Optional<int> o;",
@@ -95,8 +95,8 @@ def test_names_reachable_after_one_include(tmp_path, header):
     proc = _compile(
         tmp_path,
         f"#include <tvm/ffi/{header}>\n"
-        f"#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
-        f"#pragma GCC diagnostic ignored \"-Wunused-but-set-variable\"\n"
+        f'#pragma GCC diagnostic ignored "-Wunused-variable"\n'
+        f'#pragma GCC diagnostic ignored "-Wunused-but-set-variable"\n'
         f"void use() {{ {body} }}\n",
     )
     assert proc.returncode == 0, proc.stderr

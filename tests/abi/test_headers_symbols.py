@@ -15,7 +15,7 @@ import pytest
 from helpers import apache_wheel
 
 sys.path.insert(0, str(Path(__file__).parent / "headers"))
-import headers_build  # noqa: E402
+import headers_build
 
 # Mangled names of tvm::ffi entities (functions, data, vtables, typeinfo, guard variables).
 TVM_FFI_NAME = re.compile(r"^_Z(?:T[VIS]|GV)?N(?:K)?3tvm3ffi")

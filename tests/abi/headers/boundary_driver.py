@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import torch
+
 import tvm_ffi
 
 m = tvm_ffi.load_module(sys.argv[1])
@@ -16,7 +17,7 @@ out = {}
 def record(name, f):
     try:
         out[name] = ["ok", f()]
-    except Exception as e:  # noqa: BLE001 - the kind is what the test asserts
+    except Exception as e:
         out[name] = [type(e).__name__, str(e).splitlines()[-1] if str(e) else ""]
 
 
@@ -49,6 +50,8 @@ record("tuple_plan", lambda: (lambda t: [list(t[0]), t[1]])(m.tuple_plan(3)))
 record("tuple_take", lambda: m.tuple_take((4, "abc")))
 record("tuple_size", lambda: m.tuple_take((4,)))
 record("callback", lambda: m.call_back(lambda v, s: v * 10 + len(s), 4))
+
+
 def raising_callback(v, s):
     raise ValueError(f"from the callback ({v}, {s})")
 
@@ -58,8 +61,12 @@ record("make_adder", lambda: m.make_adder(5)(10))
 record("make_adder_bad", lambda: m.make_adder(5)("x"))
 record("make_typed", lambda: m.make_typed()(7))
 record("add_one", lambda: (m.add_one(x, y), y.tolist())[1])
-record("add_one_numpy", lambda: (lambda a, b: (m.add_one(a, b), b.tolist())[1])(
-    np.ones(3, np.float32), np.zeros(3, np.float32)))
+record(
+    "add_one_numpy",
+    lambda: (lambda a, b: (m.add_one(a, b), b.tolist())[1])(
+        np.ones(3, np.float32), np.zeros(3, np.float32)
+    ),
+)
 record("tensor_info", lambda: list(m.tensor_info(torch.zeros(2, 3, dtype=torch.float16))))
 record("tensor_size_bad", lambda: m.tensor_info(torch.zeros(())))
 record("count_tensors", lambda: m.count_tensors([torch.zeros(2), torch.zeros(3, 2)]))
@@ -70,7 +77,7 @@ record("nd_alloc", lambda: np.from_dlpack(m.nd_alloc(4)).tolist())
 record("echo_any", lambda: [m.echo_any(1), m.echo_any("s"), m.echo_any("longer string x")])
 record("any_kind", lambda: [m.any_kind([1]), m.any_kind("s"), m.any_kind(None)])
 for kind in ["ValueError", "TypeError", "IndexError", "ICHECK", "std", "nested"]:
-    record("raise " + kind, lambda: m.raise_error(kind))
+    record("raise " + kind, lambda kind=kind: m.raise_error(kind))
 tvm_ffi.register_global_func("test.headers.twice", lambda v: 2 * v)
 record("call_global", lambda: m.call_global("test.headers.twice", 21))
 record("call_global_missing", lambda: m.call_global("test.headers.none", 1))
@@ -108,7 +115,9 @@ record("counter_relabel", relabel)
 record("counter_global", lambda: counter_value(Counter(9, "x")))
 record("counter_bad_self", lambda: counter_value(tvm_ffi.Shape((1,))))
 record("counter_sizes", lambda: m.counter_sizes())
-record("make_counter", lambda: (lambda c: [type(c).__name__, c.value, m.is_counter(c)])(
-    m.make_counter(11)))
+record(
+    "make_counter",
+    lambda: (lambda c: [type(c).__name__, c.value, m.is_counter(c)])(m.make_counter(11)),
+)
 record("is_counter_other", lambda: m.is_counter(tvm_ffi.Shape((1,))))
 print(json.dumps(out))

@@ -25,7 +25,9 @@ double Scale(double x, float y) { return x * y; }
 bool Not(bool b) { return !b; }
 void* PtrOffset(void* p, int64_t off) { return static_cast<char*>(p) + off; }
 int8_t Narrow(int8_t x) { return x; }
-DLDataType DTypeWiden(DLDataType t) { return DLDataType{t.code, static_cast<uint8_t>(t.bits * 2), t.lanes}; }
+DLDataType DTypeWiden(DLDataType t) {
+  return DLDataType{t.code, static_cast<uint8_t>(t.bits * 2), t.lanes};
+}
 DLDevice NextDevice(DLDevice d) { return DLDevice{d.device_type, d.device_id + 1}; }
 ffi::String Concat(ffi::String a, const std::string& b) { return std::string(a) + b; }
 ffi::Bytes ReverseBytes(ffi::Bytes b) {
@@ -92,8 +94,8 @@ int64_t OptionalView(ffi::Optional<ffi::TensorView> t) { return t.has_value() ? 
 // the tensors a call receives.
 ffi::Tensor Alloc(ffi::Shape shape, ffi::TensorView like) {
   (void)like;
-  ffi::Tensor t = ffi::Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, shape, DLDataType{kDLFloat, 32, 1},
-                                            DLDevice{kDLCPU, 0});
+  ffi::Tensor t = ffi::Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, shape,
+                                            DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
   float* p = static_cast<float*>(t.data_ptr());
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(i);
   return t;
@@ -126,10 +128,12 @@ void Raise(ffi::String kind) {
   }
   if (kind == "std") throw std::runtime_error("from the standard library");
   if (kind == "nested") {
-    ffi::Function f = ffi::Function::FromTyped([](int64_t x) {
-      TVM_FFI_CHECK(x > 0, ValueError) << "x must be positive, got " << x;
-      return x;
-    }, "inner");
+    ffi::Function f = ffi::Function::FromTyped(
+        [](int64_t x) {
+          TVM_FFI_CHECK(x > 0, ValueError) << "x must be positive, got " << x;
+          return x;
+        },
+        "inner");
     f(-2);
   }
 }
@@ -169,7 +173,8 @@ bool IsCounter(ffi::ObjectRef obj) { return obj.as<CounterObj>() != nullptr; }
 
 std::vector<std::string> StlRepeat(std::vector<int64_t> counts, std::optional<std::string> text) {
   std::vector<std::string> out;
-  for (int64_t n : counts) out.push_back(std::string(static_cast<size_t>(n), text.value_or("-")[0]));
+  for (int64_t n : counts)
+    out.push_back(std::string(static_cast<size_t>(n), text.value_or("-")[0]));
   return out;
 }
 std::tuple<int64_t, std::string> StlSwap(std::tuple<std::string, int64_t> t) {

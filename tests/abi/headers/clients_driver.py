@@ -5,6 +5,7 @@ import json
 import sys
 
 import torch
+
 import tvm_ffi
 
 m = tvm_ffi.load_module(sys.argv[1])

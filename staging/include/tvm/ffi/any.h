@@ -28,8 +28,8 @@ namespace ffi {
 namespace details {
 /*! \brief The type a value of type T is viewed or stored as (string literals: const char*). */
 template <typename T>
-using ValueType = std::conditional_t<std::is_same_v<std::decay_t<T>, char*>, const char*,
-                                     std::decay_t<T>>;
+using ValueType =
+    std::conditional_t<std::is_same_v<std::decay_t<T>, char*>, const char*, std::decay_t<T>>;
 template <typename T>
 struct IsAnyType : std::bool_constant<std::is_same_v<T, Any> || std::is_same_v<T, AnyView>> {};
 template <typename T>
@@ -182,8 +182,6 @@ struct AnyUnsafe {
   }
 };
 
-inline const TVMFFIAny& AnyUnsafeView(const AnyView& v) noexcept { return AnyUnsafe::View(v); }
-
 /*! \brief An owned copy of a value of a view: borrowed forms become owned ones. */
 inline void CopyToOwned(const TVMFFIAny& v, TVMFFIAny* out) {
   if (IsObjectIndex(v.type_index)) {
@@ -228,9 +226,7 @@ struct TypeTraits<Any> {
   static void MoveToAny(Any v, TVMFFIAny* out) noexcept {
     *out = AnyUnsafe::MoveToTVMFFIAny(std::move(v));
   }
-  static std::optional<Any> TryFromView(const TVMFFIAny& v) {
-    return Any(AnyUnsafe::ViewFrom(v));
-  }
+  static std::optional<Any> TryFromView(const TVMFFIAny& v) { return Any(AnyUnsafe::ViewFrom(v)); }
   static void TypeName(std::string* out) { *out += "Any"; }
   static void Schema(std::string* out) { *out += R"({"type":"Any"})"; }
 };

@@ -28,7 +28,7 @@
 #define TVM_FFI_DETAIL_HIDDEN_BEGIN _Pragma("GCC visibility push(hidden)")
 #define TVM_FFI_DETAIL_HIDDEN_END _Pragma("GCC visibility pop")
 #define TVM_FFI_COLD __attribute__((noinline, cold, visibility("hidden")))
-#define TVM_FFI_INLINE [[gnu::always_inline]] inline  // compat: apache-tvm-ffi
+#define TVM_FFI_INLINE [[gnu::always_inline]] inline   // compat: apache-tvm-ffi
 #define TVM_FFI_NO_INLINE [[gnu::noinline]]            // compat: apache-tvm-ffi
 #define TVM_FFI_UNREACHABLE() __builtin_unreachable()  // compat: apache-tvm-ffi
 #define TVM_FFI_COLD_CODE [[gnu::cold]]                // compat: apache-tvm-ffi
@@ -57,10 +57,10 @@
 // The macros that expand inside user classes leave their members' visibility to the user (a
 // class in an anonymous namespace rejects the attribute); the headers' own classes pass
 // TVM_FFI_HIDDEN as `Vis` through the TVM_FFI_DETAIL_ forms.
-#define TVM_FFI_DETAIL_DEFAULT_COPY_MOVE(TypeName, Vis)      \
-  Vis TypeName(const TypeName& other) = default;             \
-  Vis TypeName(TypeName&& other) noexcept = default;         \
-  Vis TypeName& operator=(const TypeName& other) = default;  \
+#define TVM_FFI_DETAIL_DEFAULT_COPY_MOVE(TypeName, Vis)     \
+  Vis TypeName(const TypeName& other) = default;            \
+  Vis TypeName(TypeName&& other) noexcept = default;        \
+  Vis TypeName& operator=(const TypeName& other) = default; \
   Vis TypeName& operator=(TypeName&& other) noexcept = default
 
 #define TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(TypeName) \
@@ -78,11 +78,11 @@
 #define TVM_FFI_STATIC_INIT_BLOCK() \
   __attribute__((constructor)) static void TVM_FFI_STR_CONCAT(TvmFfiStaticInit_, __COUNTER__)()
 #else
-#define TVM_FFI_DETAIL_STATIC_INIT_(Fn, Var) \
-  static void Fn();                          \
+#define TVM_FFI_DETAIL_STATIC_INIT_(Fn, Var)         \
+  static void Fn();                                  \
   [[maybe_unused]] static const int Var = (Fn(), 0); \
   static void Fn()
-#define TVM_FFI_STATIC_INIT_BLOCK()                                                \
+#define TVM_FFI_STATIC_INIT_BLOCK()                                               \
   TVM_FFI_DETAIL_STATIC_INIT_(TVM_FFI_STR_CONCAT(TvmFfiStaticInit_, __COUNTER__), \
                               TVM_FFI_STR_CONCAT(TvmFfiStaticInitVar_, __COUNTER__))
 #endif

@@ -39,14 +39,12 @@ class TVM_FFI_HIDDEN Error : public std::exception {
  public:
   /*! \brief A new error; the runtime owns its text (TVMFFIErrorCreate). */
   TVM_FFI_COLD Error(const std::string& kind, const std::string& message,
-                     const std::string& backtrace = std::string())
-{
+                     const std::string& backtrace = std::string()) {
     const TVMFFIByteArray bt = Bytes(backtrace);
     Init(kind, message, &bt);
   }
   TVM_FFI_COLD Error(const std::string& kind, const std::string& message,
-                     const TVMFFIByteArray* backtrace)
-{
+                     const TVMFFIByteArray* backtrace) {
     Init(kind, message, backtrace);
   }
   /*! \brief Adopts an error object (a reference the caller owns). */
@@ -95,8 +93,7 @@ TVM_FFI_COLD inline Error MoveFromRaised(const char* operation) {
   TVMFFIObjectHandle raised = nullptr;
   TVMFFIErrorMoveFromRaised(&raised);
   if (raised == nullptr) {
-    return Error("InternalError",
-                 std::string(operation) + " failed without raising an error");
+    return Error("InternalError", std::string(operation) + " failed without raising an error");
   }
   return Error(ObjectUnsafe::PtrFromOwned<Object>(static_cast<TVMFFIObject*>(raised)));
 }
@@ -188,10 +185,12 @@ struct BinaryCheck {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #endif
-#define TVM_FFI_DETAIL_COMPARE_OP(Name, op)                        \
-  struct Name {                                                    \
-    template <typename X, typename Y>                              \
-    bool operator()(const X& x, const Y& y) const { return x op y; } \
+#define TVM_FFI_DETAIL_COMPARE_OP(Name, op)         \
+  struct Name {                                     \
+    template <typename X, typename Y>               \
+    bool operator()(const X& x, const Y& y) const { \
+      return x op y;                                \
+    }                                               \
   };
 TVM_FFI_DETAIL_COMPARE_OP(CompareEq, ==)
 TVM_FFI_DETAIL_COMPARE_OP(CompareNe, !=)
@@ -211,13 +210,13 @@ BinaryCheck CheckBinaryOp(const X& x, const Y& y) {
 #endif
 
 [[noreturn]] TVM_FFI_COLD inline void ThrowNullCheck(const char* kind, const char* failed_check,
-                                                    const char* file, int line, const char* func) {
+                                                     const char* file, int line, const char* func) {
   ErrorBuilder(kind, file, line, func, failed_check).Throw();
 }
 
 template <typename T>
-T&& CheckNotNull(T&& ptr, const char* kind, const char* failed_check, const char* file,
-                 int line, const char* func) {
+T&& CheckNotNull(T&& ptr, const char* kind, const char* failed_check, const char* file, int line,
+                 const char* func) {
   if (TVM_FFI_UNLIKELY(ptr == nullptr)) ThrowNullCheck(kind, failed_check, file, line, func);
   return std::forward<T>(ptr);
 }
@@ -232,10 +231,10 @@ TVM_FFI_DETAIL_HIDDEN_END
  * (safe in an unbraced if/else) and lets the compiler see that control does not continue, so
  * a function ending in TVM_FFI_THROW needs no dummy return.
  */
-#define TVM_FFI_DETAIL_THROW(Kind, FailedCheck)                                           \
-  for (::tvm::ffi::details::ErrorBuilder tvm_ffi_error_builder_(#Kind, __FILE__, __LINE__, \
-                                                               TVM_FFI_FUNC_SIG, FailedCheck); \
-       ; tvm_ffi_error_builder_.Throw())                                                  \
+#define TVM_FFI_DETAIL_THROW(Kind, FailedCheck)                                                 \
+  for (::tvm::ffi::details::ErrorBuilder tvm_ffi_error_builder_(#Kind, __FILE__, __LINE__,      \
+                                                                TVM_FFI_FUNC_SIG, FailedCheck); \
+       ; tvm_ffi_error_builder_.Throw())                                                        \
   tvm_ffi_error_builder_.Get()
 
 /*! \brief Throws tvm::ffi::Error of the given kind: TVM_FFI_THROW(ValueError) << "bad " << x; */
@@ -265,18 +264,19 @@ TVM_FFI_DETAIL_HIDDEN_END
  * the given kind, "Check failed: (ptr != nullptr) is false"). As in apache-tvm-ffi, it takes
  * no streamed message: `T* p = TVM_FFI_ICHECK_NOTNULL(q);`.
  */
-#define TVM_FFI_CHECK_NOTNULL(ptr, Kind) \
+#define TVM_FFI_CHECK_NOTNULL(ptr, Kind)                                                  \
   ::tvm::ffi::details::CheckNotNull((ptr), #Kind, #ptr " != nullptr", __FILE__, __LINE__, \
                                     TVM_FFI_FUNC_SIG)
 #define TVM_FFI_ICHECK_NOTNULL(ptr) TVM_FFI_CHECK_NOTNULL(ptr, InternalError)
 
-#define TVM_FFI_DETAIL_CHECK_BINARY(x, y, op, Op, Kind)                                       \
-  if (auto tvm_ffi_check_ = ::tvm::ffi::details::CheckBinaryOp<::tvm::ffi::details::Op>((x), (y))) { \
-  } else                                                                                      \
-    for (::tvm::ffi::details::ErrorBuilder tvm_ffi_error_builder_(                             \
-             #Kind, __FILE__, __LINE__, TVM_FFI_FUNC_SIG, #x " " #op " " #y,                \
-             std::move(tvm_ffi_check_.values));                                               \
-         ; tvm_ffi_error_builder_.Throw())                                                    \
+#define TVM_FFI_DETAIL_CHECK_BINARY(x, y, op, Op, Kind)                            \
+  if (auto tvm_ffi_check_ =                                                        \
+          ::tvm::ffi::details::CheckBinaryOp<::tvm::ffi::details::Op>((x), (y))) { \
+  } else                                                                           \
+    for (::tvm::ffi::details::ErrorBuilder tvm_ffi_error_builder_(                 \
+             #Kind, __FILE__, __LINE__, TVM_FFI_FUNC_SIG, #x " " #op " " #y,       \
+             std::move(tvm_ffi_check_.values));                                    \
+         ; tvm_ffi_error_builder_.Throw())                                         \
     tvm_ffi_error_builder_.Get() << ""
 
 /*!
@@ -327,10 +327,10 @@ TVM_FFI_DETAIL_HIDDEN_END
  * \brief TVM_FFI_THROW that also prints the error to stderr first, for places where an
  * exception may be swallowed (destructors, callbacks): TVM_FFI_LOG_AND_THROW(RuntimeError) << x;
  */
-#define TVM_FFI_LOG_AND_THROW(Kind)                                                          \
-  for (::tvm::ffi::details::ErrorBuilder tvm_ffi_error_builder_(#Kind, __FILE__, __LINE__,   \
-                                    TVM_FFI_FUNC_SIG, nullptr, std::string(), true);         \
-       ; tvm_ffi_error_builder_.Throw())                                                     \
+#define TVM_FFI_LOG_AND_THROW(Kind)                                                    \
+  for (::tvm::ffi::details::ErrorBuilder tvm_ffi_error_builder_(                       \
+           #Kind, __FILE__, __LINE__, TVM_FFI_FUNC_SIG, nullptr, std::string(), true); \
+       ; tvm_ffi_error_builder_.Throw())                                               \
   tvm_ffi_error_builder_.Get()
 
 #endif  // TVM_FFI_ERROR_H_

@@ -68,8 +68,8 @@ class FunctionObjImpl : public FunctionObj {
 
  private:
   static int SafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
-    auto* obj = static_cast<FunctionObjImpl*>(ObjectUnsafe::FromHeader(
-        static_cast<TVMFFIObject*>(self)));
+    auto* obj =
+        static_cast<FunctionObjImpl*>(ObjectUnsafe::FromHeader(static_cast<TVMFFIObject*>(self)));
     return obj->callable_(args, num_args, result);
   }
   Callable callable_;
@@ -124,7 +124,8 @@ TVM_FFI_DETAIL_HIDDEN_END
 namespace tvm {
 namespace ffi {
 
-/*! \brief A handle to a callable object: C++ (FromTyped, FromPacked), Python, or another library's. */
+/*! \brief A handle to a callable object: C++ (FromTyped, FromPacked), Python, or another library's.
+ */
 class Function : public ObjectRef {
  public:
   TVM_FFI_DETAIL_NULLABLE_REF_METHODS(Function, ObjectRef, FunctionObj, TVM_FFI_HIDDEN);
@@ -153,9 +154,7 @@ class Function : public ObjectRef {
     return CallPacked(args.data(), args.size());
   }
   // compat: apache-tvm-ffi (the result through a pointer)
-  TVM_FFI_HIDDEN void CallPacked(PackedArgs args, Any* result) const {
-    *result = CallPacked(args);
-  }
+  TVM_FFI_HIDDEN void CallPacked(PackedArgs args, Any* result) const { *result = CallPacked(args); }
 
   template <typename... Args>
   TVM_FFI_HIDDEN Any operator()(const Args&... args) const {
@@ -200,7 +199,7 @@ template <typename R, typename... Args>
 class TypedFunction<R(Args...)> {
  public:
   TVM_FFI_HIDDEN TypedFunction() noexcept = default;
-  TVM_FFI_HIDDEN TypedFunction(std::nullptr_t) noexcept {}          // NOLINT
+  TVM_FFI_HIDDEN TypedFunction(std::nullptr_t) noexcept {}                 // NOLINT
   TVM_FFI_HIDDEN TypedFunction(Function func) : func_(std::move(func)) {}  // NOLINT
   template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<R, F, Args...> &&
                                                     !std::is_same_v<std::decay_t<F>, Function>>>
@@ -233,6 +232,13 @@ TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
 namespace details {
+
+template <>
+struct HasOwnTraits<Function> : std::true_type {};
+template <>
+struct TypeTraits<Function> : ObjectRefTraits<Function> {
+  static void TypeName(std::string* out) { *out += "Function"; }
+};
 
 template <typename R, typename... Args>
 struct TypeTraits<TypedFunction<R(Args...)>> {
@@ -273,26 +279,26 @@ TVM_FFI_DETAIL_HIDDEN_END
 // The callable lives in a function-local static (constant-initialized for a function pointer or
 // a lambda without captures: the call compiles to a direct call). The expansion ends with a
 // function body, so a `;` after it is optional, as with apache-tvm-ffi's macro.
-#define TVM_FFI_DLL_EXPORT_TYPED_FUNC(ExportName, ...)                                          \
-  static const auto& TvmFfiExported_##ExportName() {                                           \
-    static const auto callable = (__VA_ARGS__);                                                \
-    return callable;                                                                           \
-  }                                                                                            \
-  extern "C" TVM_FFI_DLL_EXPORT int __tvm_ffi__metadata_##ExportName(                          \
-      void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {                \
-    (void)self, (void)args, (void)num_args;                                                    \
-    return ::tvm::ffi::details::ExportMetadata<                                                \
-        std::decay_t<decltype(TvmFfiExported_##ExportName())>>(result);                        \
-  }                                                                                            \
-  extern "C" TVM_FFI_DLL_EXPORT int __tvm_ffi_##ExportName(                                    \
-      void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {                \
-    (void)self;                                                                                \
-    return ::tvm::ffi::details::ExportCall(TvmFfiExported_##ExportName(), #ExportName, args,   \
-                                           num_args, result);                                  \
+#define TVM_FFI_DLL_EXPORT_TYPED_FUNC(ExportName, ...)                                            \
+  static const auto& TvmFfiExported_##ExportName() {                                              \
+    static const auto callable = (__VA_ARGS__);                                                   \
+    return callable;                                                                              \
+  }                                                                                               \
+  extern "C" TVM_FFI_DLL_EXPORT int __tvm_ffi__metadata_##ExportName(                             \
+      void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {                   \
+    (void)self, (void)args, (void)num_args;                                                       \
+    return ::tvm::ffi::details::ExportMetadata<                                                   \
+        std::decay_t<decltype(TvmFfiExported_##ExportName())>>(result);                           \
+  }                                                                                               \
+  extern "C" TVM_FFI_DLL_EXPORT int __tvm_ffi_##ExportName(void* self, const TVMFFIAny* args,     \
+                                                           int32_t num_args, TVMFFIAny* result) { \
+    (void)self;                                                                                   \
+    return ::tvm::ffi::details::ExportCall(TvmFfiExported_##ExportName(), #ExportName, args,      \
+                                           num_args, result);                                     \
   }
 
 /*! \brief The docstring of an exported function, as `__tvm_ffi__doc_<ExportName>`. */
-#define TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC(ExportName, DocString)                 \
+#define TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC(ExportName, DocString)                \
   extern "C" TVM_FFI_DLL_EXPORT int __tvm_ffi__doc_##ExportName(                \
       void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) { \
     (void)self, (void)args, (void)num_args;                                     \

@@ -214,9 +214,7 @@ class ObjectRef {
     return data_ == other.data_;
   }
   TVM_FFI_HIDDEN bool operator==(const ObjectRef& other) const noexcept { return same_as(other); }
-  TVM_FFI_HIDDEN bool operator!=(const ObjectRef& other) const noexcept {
-    return !same_as(other);
-  }
+  TVM_FFI_HIDDEN bool operator!=(const ObjectRef& other) const noexcept { return !same_as(other); }
   TVM_FFI_HIDDEN bool operator<(const ObjectRef& other) const noexcept {
     return data_.get() < other.data_.get();
   }
@@ -360,58 +358,58 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "a handle is one pointer");
 
 // The type index of a class declared by the macros below: registered with the runtime on first
 // use, once per library (a hidden function-local static).
-#define TVM_FFI_DETAIL_DYNAMIC_TYPE_INDEX(TypeName, ParentType)                                \
-  static int32_t _GetOrAllocRuntimeTypeIndex() {                                               \
-    static_assert(!ParentType::_type_final, "the parent type is final");                       \
-    static const int32_t tindex = ::tvm::ffi::details::RegisterObjectType(                     \
-        TypeName::_type_key, TypeName::_type_depth, TypeName::_type_child_slots,               \
-        TypeName::_type_child_slots_can_overflow, ParentType::_GetOrAllocRuntimeTypeIndex(),  \
-        static_cast<int32_t>(sizeof(TypeName)), ::tvm::ffi::details::CreatorOf<TypeName>());  \
-    return tindex;                                                                             \
-  }                                                                                            \
-  static int32_t RuntimeTypeIndex() { return _GetOrAllocRuntimeTypeIndex(); }                 \
+#define TVM_FFI_DETAIL_DYNAMIC_TYPE_INDEX(TypeName, ParentType)                              \
+  static int32_t _GetOrAllocRuntimeTypeIndex() {                                             \
+    static_assert(!ParentType::_type_final, "the parent type is final");                     \
+    static const int32_t tindex = ::tvm::ffi::details::RegisterObjectType(                   \
+        TypeName::_type_key, TypeName::_type_depth, TypeName::_type_child_slots,             \
+        TypeName::_type_child_slots_can_overflow, ParentType::_GetOrAllocRuntimeTypeIndex(), \
+        static_cast<int32_t>(sizeof(TypeName)), ::tvm::ffi::details::CreatorOf<TypeName>()); \
+    return tindex;                                                                           \
+  }                                                                                          \
+  static int32_t RuntimeTypeIndex() { return _GetOrAllocRuntimeTypeIndex(); }                \
   using _type_parent [[maybe_unused]] = ParentType
 
 /*!
  * \brief Declares an object class's type key and parent inside its body; the runtime gives
  * the class an index on first use (or at reflection::ObjectDef<T>()).
  */
-#define TVM_FFI_DECLARE_OBJECT_INFO(TypeKey, TypeName, ParentType)   \
-  static constexpr const char* _type_key = TypeKey;                  \
+#define TVM_FFI_DECLARE_OBJECT_INFO(TypeKey, TypeName, ParentType)    \
+  static constexpr const char* _type_key = TypeKey;                   \
   static constexpr int32_t _type_depth = ParentType::_type_depth + 1; \
   TVM_FFI_DETAIL_DYNAMIC_TYPE_INDEX(TypeName, ParentType)
 
 /*! \brief TVM_FFI_DECLARE_OBJECT_INFO for a class nothing derives from. */
-#define TVM_FFI_DECLARE_OBJECT_INFO_FINAL(TypeKey, TypeName, ParentType)   \
+#define TVM_FFI_DECLARE_OBJECT_INFO_FINAL(TypeKey, TypeName, ParentType) \
   static constexpr int32_t _type_child_slots [[maybe_unused]] = 0;       \
   static constexpr bool _type_final [[maybe_unused]] = true;             \
   TVM_FFI_DECLARE_OBJECT_INFO(TypeKey, TypeName, ParentType)
 
 // The built-in types of c_api.h: their indices are fixed, the runtime knows them already.
-#define TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO(TypeKey, TypeName, ParentType, Index)      \
-  static constexpr const char* _type_key = TypeKey;                                        \
-  static constexpr int32_t _type_index = Index;                                            \
-  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;                      \
-  TVM_FFI_HIDDEN static int32_t RuntimeTypeIndex() noexcept { return Index; }              \
-  TVM_FFI_HIDDEN static int32_t _GetOrAllocRuntimeTypeIndex() noexcept { return Index; }   \
+#define TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO(TypeKey, TypeName, ParentType, Index)  \
+  static constexpr const char* _type_key = TypeKey;                                      \
+  static constexpr int32_t _type_index = Index;                                          \
+  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;                    \
+  TVM_FFI_HIDDEN static int32_t RuntimeTypeIndex() noexcept { return Index; }            \
+  TVM_FFI_HIDDEN static int32_t _GetOrAllocRuntimeTypeIndex() noexcept { return Index; } \
   using _type_parent [[maybe_unused]] = ParentType
 
-#define TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName, Vis)                     \
-  Vis explicit TypeName(::tvm::ffi::UnsafeInit tag) noexcept : ParentType(tag) {}             \
-  TVM_FFI_DETAIL_DEFAULT_COPY_MOVE(TypeName, Vis);                                            \
-  using TvmFfiPtrType_ =                                                                      \
-      std::conditional_t<ObjectName::_type_mutable, ObjectName*, const ObjectName*>;          \
-  Vis TvmFfiPtrType_ operator->() const noexcept { return get(); }                            \
-  Vis TvmFfiPtrType_ get() const noexcept {                                                   \
-    return static_cast<TvmFfiPtrType_>(const_cast<::tvm::ffi::Object*>(ObjectRef::get()));    \
-  }                                                                                           \
+#define TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName, Vis)                  \
+  Vis explicit TypeName(::tvm::ffi::UnsafeInit tag) noexcept : ParentType(tag) {}          \
+  TVM_FFI_DETAIL_DEFAULT_COPY_MOVE(TypeName, Vis);                                         \
+  using TvmFfiPtrType_ =                                                                   \
+      std::conditional_t<ObjectName::_type_mutable, ObjectName*, const ObjectName*>;       \
+  Vis TvmFfiPtrType_ operator->() const noexcept { return get(); }                         \
+  Vis TvmFfiPtrType_ get() const noexcept {                                                \
+    return static_cast<TvmFfiPtrType_>(const_cast<::tvm::ffi::Object*>(ObjectRef::get())); \
+  }                                                                                        \
   using ContainerType = ObjectName
 
-#define TVM_FFI_DETAIL_NULLABLE_REF_METHODS(TypeName, ParentType, ObjectName, Vis)             \
-  Vis TypeName() noexcept = default;                                                          \
-  Vis explicit TypeName(::tvm::ffi::ObjectPtr<ObjectName> n) noexcept                         \
-      : ParentType(::tvm::ffi::ObjectPtr<::tvm::ffi::Object>(std::move(n))) {}                \
-  static constexpr bool _type_is_nullable = true;                                             \
+#define TVM_FFI_DETAIL_NULLABLE_REF_METHODS(TypeName, ParentType, ObjectName, Vis) \
+  Vis TypeName() noexcept = default;                                               \
+  Vis explicit TypeName(::tvm::ffi::ObjectPtr<ObjectName> n) noexcept              \
+      : ParentType(::tvm::ffi::ObjectPtr<::tvm::ffi::Object>(std::move(n))) {}     \
+  static constexpr bool _type_is_nullable = true;                                  \
   TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName, Vis)
 
 /*!
@@ -425,8 +423,8 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "a handle is one pointer");
  * \brief The same, for handles that are never empty: no default constructor, and (as in
  * apache-tvm-ffi) no constructor from an ObjectPtr; the class defines its own, or GetRef.
  */
-#define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(TypeName, ParentType, ObjectName)       \
-  static constexpr bool _type_is_nullable = false;                                            \
+#define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(TypeName, ParentType, ObjectName) \
+  static constexpr bool _type_is_nullable = false;                                      \
   TVM_FFI_DETAIL_REF_METHODS(TypeName, ParentType, ObjectName, /* default */)
 
 #endif  // TVM_FFI_OBJECT_H_

@@ -31,8 +31,8 @@ class Optional {
  public:
   using value_type = T;
   TVM_FFI_HIDDEN Optional() noexcept = default;
-  TVM_FFI_HIDDEN Optional(std::nullopt_t) noexcept {}          // NOLINT: implicit
-  TVM_FFI_HIDDEN Optional(T value) : value_(std::move(value)) {}  // NOLINT: implicit
+  TVM_FFI_HIDDEN Optional(std::nullopt_t) noexcept {}                            // NOLINT: implicit
+  TVM_FFI_HIDDEN Optional(T value) : value_(std::move(value)) {}                 // NOLINT: implicit
   TVM_FFI_HIDDEN Optional(std::optional<T> value) : value_(std::move(value)) {}  // NOLINT
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Optional);
   TVM_FFI_HIDDEN ~Optional() = default;
@@ -73,7 +73,9 @@ class Optional<T, std::enable_if_t<details::kIsHandle<T>>> {
   TVM_FFI_HIDDEN ~Optional() = default;
 
   TVM_FFI_HIDDEN bool has_value() const noexcept { return value_.defined(); }
-  TVM_FFI_HIDDEN bool defined() const noexcept { return value_.defined(); }  // compat: apache-tvm-ffi
+  TVM_FFI_HIDDEN bool defined() const noexcept {
+    return value_.defined();
+  }  // compat: apache-tvm-ffi
   TVM_FFI_HIDDEN explicit operator bool() const noexcept { return has_value(); }
   TVM_FFI_HIDDEN const T& value() const& {
     if (TVM_FFI_UNLIKELY(!has_value())) details::ThrowEmptyOptional();

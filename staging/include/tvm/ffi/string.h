@@ -119,65 +119,65 @@ class CharsAny {
 
 }  // namespace details
 
-#define TVM_FFI_DETAIL_CHARS_CLASS(Name, kSmall, Obj)                                          \
-  class Name {                                                                                 \
-   public:                                                                                     \
-    TVM_FFI_HIDDEN Name() noexcept = default;                                                  \
-    TVM_FFI_HIDDEN Name(const char* data, size_t size) : chars_(data, size) {}                 \
-    TVM_FFI_HIDDEN Name(const char* text) /* NOLINT: implicit */                               \
-        : chars_(text, std::char_traits<char>::length(text)) {}                                \
-    TVM_FFI_HIDDEN Name(const std::string& s) : chars_(s.data(), s.size()) {} /* NOLINT */     \
-    TVM_FFI_HIDDEN Name(std::string_view s) : chars_(s.data(), s.size()) {}   /* NOLINT */     \
-    TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Name);                                         \
-    TVM_FFI_HIDDEN ~Name() = default;                                                          \
-                                                                                               \
-    TVM_FFI_HIDDEN const char* data() const noexcept { return chars_.data(); }                 \
-    /*! \brief NUL-terminated (the text ends at the first NUL if it holds one). */             \
-    TVM_FFI_HIDDEN const char* c_str() const noexcept { return chars_.data(); }                \
-    TVM_FFI_HIDDEN size_t size() const noexcept { return chars_.size(); }                      \
-    TVM_FFI_HIDDEN size_t length() const noexcept { return chars_.size(); }                    \
-    TVM_FFI_HIDDEN bool empty() const noexcept { return chars_.size() == 0; }                  \
-    TVM_FFI_HIDDEN char at(size_t i) const {                                                   \
-      if (TVM_FFI_UNLIKELY(i >= size())) {                                                     \
-        TVM_FFI_THROW(IndexError) << #Name "::at(" << i << ") on " << size() << " bytes";      \
-      }                                                                                        \
-      return data()[i];                                                                        \
-    }                                                                                          \
-    TVM_FFI_HIDDEN char operator[](size_t i) const noexcept { return data()[i]; }              \
-    TVM_FFI_HIDDEN operator std::string_view() const noexcept { /* NOLINT: implicit */         \
-      return std::string_view(data(), size());                                                 \
-    }                                                                                          \
+#define TVM_FFI_DETAIL_CHARS_CLASS(Name, kSmall, Obj)                                         \
+  class Name {                                                                                \
+   public:                                                                                    \
+    TVM_FFI_HIDDEN Name() noexcept = default;                                                 \
+    TVM_FFI_HIDDEN Name(const char* data, size_t size) : chars_(data, size) {}                \
+    TVM_FFI_HIDDEN Name(const char* text) /* NOLINT: implicit */                              \
+        : chars_(text, std::char_traits<char>::length(text)) {}                               \
+    TVM_FFI_HIDDEN Name(const std::string& s) : chars_(s.data(), s.size()) {} /* NOLINT */    \
+    TVM_FFI_HIDDEN Name(std::string_view s) : chars_(s.data(), s.size()) {}   /* NOLINT */    \
+    TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Name);                                                    \
+    TVM_FFI_HIDDEN ~Name() = default;                                                         \
+                                                                                              \
+    TVM_FFI_HIDDEN const char* data() const noexcept { return chars_.data(); }                \
+    /*! \brief NUL-terminated (the text ends at the first NUL if it holds one). */            \
+    TVM_FFI_HIDDEN const char* c_str() const noexcept { return chars_.data(); }               \
+    TVM_FFI_HIDDEN size_t size() const noexcept { return chars_.size(); }                     \
+    TVM_FFI_HIDDEN size_t length() const noexcept { return chars_.size(); }                   \
+    TVM_FFI_HIDDEN bool empty() const noexcept { return chars_.size() == 0; }                 \
+    TVM_FFI_HIDDEN char at(size_t i) const {                                                  \
+      if (TVM_FFI_UNLIKELY(i >= size())) {                                                    \
+        TVM_FFI_THROW(IndexError) << #Name "::at(" << i << ") on " << size() << " bytes";     \
+      }                                                                                       \
+      return data()[i];                                                                       \
+    }                                                                                         \
+    TVM_FFI_HIDDEN char operator[](size_t i) const noexcept { return data()[i]; }             \
+    TVM_FFI_HIDDEN operator std::string_view() const noexcept { /* NOLINT: implicit */        \
+      return std::string_view(data(), size());                                                \
+    }                                                                                         \
     TVM_FFI_HIDDEN operator std::string() const { /* NOLINT: implicit, as apache-tvm-ffi's */ \
-      return std::string(data(), size());                                                      \
-    }                                                                                          \
-    TVM_FFI_HIDDEN int compare(std::string_view other) const noexcept {                        \
-      return std::string_view(*this).compare(other);                                           \
-    }                                                                                          \
-                                                                                               \
-   private:                                                                                    \
-    details::CharsAny<kSmall, Obj> chars_;                                                     \
-    friend struct details::CharsAccess;                                                        \
-  };                                                                                           \
-  TVM_FFI_HIDDEN inline bool operator==(const Name& a, std::string_view b) noexcept {          \
-    return std::string_view(a) == b;                                                           \
-  }                                                                                            \
-  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, std::string_view b) noexcept {          \
-    return std::string_view(a) != b;                                                           \
-  }                                                                                            \
-  TVM_FFI_HIDDEN inline bool operator==(const Name& a, const Name& b) noexcept {               \
-    return std::string_view(a) == std::string_view(b);                                         \
-  }                                                                                            \
-  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, const Name& b) noexcept {               \
-    return !(a == b);                                                                          \
-  }                                                                                            \
-  TVM_FFI_HIDDEN inline bool operator==(const Name& a, const char* b) noexcept {               \
-    return std::string_view(a) == std::string_view(b);                                         \
-  }                                                                                            \
-  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, const char* b) noexcept {               \
-    return !(a == b);                                                                          \
-  }                                                                                            \
-  TVM_FFI_HIDDEN inline bool operator<(const Name& a, const Name& b) noexcept {                \
-    return std::string_view(a) < std::string_view(b);                                          \
+      return std::string(data(), size());                                                     \
+    }                                                                                         \
+    TVM_FFI_HIDDEN int compare(std::string_view other) const noexcept {                       \
+      return std::string_view(*this).compare(other);                                          \
+    }                                                                                         \
+                                                                                              \
+   private:                                                                                   \
+    details::CharsAny<kSmall, Obj> chars_;                                                    \
+    friend struct details::CharsAccess;                                                       \
+  };                                                                                          \
+  TVM_FFI_HIDDEN inline bool operator==(const Name& a, std::string_view b) noexcept {         \
+    return std::string_view(a) == b;                                                          \
+  }                                                                                           \
+  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, std::string_view b) noexcept {         \
+    return std::string_view(a) != b;                                                          \
+  }                                                                                           \
+  TVM_FFI_HIDDEN inline bool operator==(const Name& a, const Name& b) noexcept {              \
+    return std::string_view(a) == std::string_view(b);                                        \
+  }                                                                                           \
+  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, const Name& b) noexcept {              \
+    return !(a == b);                                                                         \
+  }                                                                                           \
+  TVM_FFI_HIDDEN inline bool operator==(const Name& a, const char* b) noexcept {              \
+    return std::string_view(a) == std::string_view(b);                                        \
+  }                                                                                           \
+  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, const char* b) noexcept {              \
+    return !(a == b);                                                                         \
+  }                                                                                           \
+  TVM_FFI_HIDDEN inline bool operator<(const Name& a, const Name& b) noexcept {               \
+    return std::string_view(a) < std::string_view(b);                                         \
   }
 
 /*! \brief Text; Python's str. */
@@ -219,8 +219,9 @@ struct CharsTraits {
     if (v.type_index == kSmall || v.type_index == kObject) {
       T out;
       // A view of a small value or a borrowed object: copy it and take a reference.
-      CharsAccess::Of(out) = CharsAny<kSmall, std::conditional_t<kObject == kTVMFFIStr, StringObj,
-                                                       BytesObj>>::FromOwnedAny(v);
+      CharsAccess::Of(out) =
+          CharsAny<kSmall,
+                   std::conditional_t<kObject == kTVMFFIStr, StringObj, BytesObj>>::FromOwnedAny(v);
       if (v.type_index == kObject) IncRef(v.v_obj);
       return out;
     }
@@ -244,8 +245,8 @@ template <>
 struct TypeTraits<String>
     : CharsTraits<String, kTVMFFISmallStr, kTVMFFIStr, kTVMFFIRawStr, kStrName, kStrSchema> {};
 template <>
-struct TypeTraits<Bytes> : CharsTraits<Bytes, kTVMFFISmallBytes, kTVMFFIBytes,
-                                       kTVMFFIByteArrayPtr, kBytesName, kBytesSchema> {};
+struct TypeTraits<Bytes> : CharsTraits<Bytes, kTVMFFISmallBytes, kTVMFFIBytes, kTVMFFIByteArrayPtr,
+                                       kBytesName, kBytesSchema> {};
 
 /*! \brief std::string travels as a String. */
 template <>

@@ -49,7 +49,9 @@ inline void check_shape(const tvm::ffi::TensorView& a, const tvm::ffi::TensorVie
 inline void* get_stream(DLDevice device) {
   return TVMFFIEnvGetStream(device.device_type, device.device_id);
 }
-inline int64_t get_element_size(ffi::TensorView x) { return (x.dtype().bits * x.dtype().lanes) / 8; }
+inline int64_t get_element_size(ffi::TensorView x) {
+  return (x.dtype().bits * x.dtype().lanes) / 8;
+}
 inline ffi::Tensor alloc_tensor(tvm::ffi::Shape shape, DLDataType dtype, DLDevice device) {
   return ffi::Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, shape, dtype, device);
 }
@@ -80,7 +82,7 @@ double trtllm_scale(ffi::Variant<double, ffi::Tensor> bmm1_scale) {
 }
 
 ffi::Tuple<ffi::Array<int64_t>, int64_t> plan(TensorView float_workspace_buffer,
-                                               ffi::Array<int64_t> indptr, int64_t batch_size) {
+                                              ffi::Array<int64_t> indptr, int64_t batch_size) {
   std::vector<int64_t> plan_info_vec(indptr.begin(), indptr.end());
   (void)float_workspace_buffer;
   return ffi::Tuple<ffi::Array<int64_t>, int64_t>(

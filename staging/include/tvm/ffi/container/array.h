@@ -76,9 +76,7 @@ class Array : public ObjectRef {
     TVM_FFI_HIDDEN iterator& operator++() noexcept { return ++p_, *this; }
     TVM_FFI_HIDDEN iterator& operator--() noexcept { return --p_, *this; }
     TVM_FFI_HIDDEN iterator operator+(difference_type n) const noexcept { return iterator(p_ + n); }
-    TVM_FFI_HIDDEN difference_type operator-(const iterator& o) const noexcept {
-      return p_ - o.p_;
-    }
+    TVM_FFI_HIDDEN difference_type operator-(const iterator& o) const noexcept { return p_ - o.p_; }
     TVM_FFI_HIDDEN bool operator==(const iterator& o) const noexcept { return p_ == o.p_; }
     TVM_FFI_HIDDEN bool operator!=(const iterator& o) const noexcept { return p_ != o.p_; }
 
@@ -106,7 +104,9 @@ class Array : public ObjectRef {
 
   TVM_FFI_HIDDEN size_t size() const noexcept { return Obj() == nullptr ? 0 : Obj()->size_(); }
   TVM_FFI_HIDDEN bool empty() const noexcept { return size() == 0; }
-  TVM_FFI_HIDDEN T operator[](int64_t i) const { return (*Obj())[CheckIndex(i)].template cast<T>(); }
+  TVM_FFI_HIDDEN T operator[](int64_t i) const {
+    return (*Obj())[CheckIndex(i)].template cast<T>();
+  }
   TVM_FFI_HIDDEN T at(int64_t i) const { return operator[](i); }
   TVM_FFI_HIDDEN T front() const { return operator[](0); }
   TVM_FFI_HIDDEN T back() const { return operator[](static_cast<int64_t>(size()) - 1); }
@@ -115,9 +115,7 @@ class Array : public ObjectRef {
   TVM_FFI_HIDDEN const ArrayObj* get() const noexcept { return Obj(); }
   TVM_FFI_HIDDEN const ArrayObj* operator->() const noexcept { return Obj(); }
 
-  TVM_FFI_HIDDEN void push_back(const T& value) {
-    Reserve(size() + 1)->EmplaceBack(Any(value));
-  }
+  TVM_FFI_HIDDEN void push_back(const T& value) { Reserve(size() + 1)->EmplaceBack(Any(value)); }
   template <typename... Args>
   TVM_FFI_HIDDEN void emplace_back(Args&&... args) {
     push_back(T(std::forward<Args>(args)...));

@@ -64,8 +64,7 @@ class Shape : public ObjectRef {
   TVM_FFI_HIDDEN Shape() : Shape(ShapeView()) {}
   TVM_FFI_HIDDEN explicit Shape(UnsafeInit tag) noexcept : ObjectRef(tag) {}
   TVM_FFI_HIDDEN Shape(ShapeView view) : ObjectRef(Make(view)) {}  // NOLINT: implicit
-  TVM_FFI_HIDDEN Shape(std::initializer_list<int64_t> v)
-      : Shape(ShapeView(v.begin(), v.size())) {}
+  TVM_FFI_HIDDEN Shape(std::initializer_list<int64_t> v) : Shape(ShapeView(v.begin(), v.size())) {}
   TVM_FFI_HIDDEN Shape(const std::vector<int64_t>& v) : Shape(ShapeView(v)) {}  // NOLINT
   template <typename It, typename = decltype(*std::declval<It>())>
   TVM_FFI_HIDDEN Shape(It first, It last) : Shape(std::vector<int64_t>(first, last)) {}
@@ -93,8 +92,8 @@ class Shape : public ObjectRef {
  private:
   TVM_FFI_HIDDEN static ObjectPtr<Object> Make(ShapeView view) {
     ObjectPtr<ShapeObj> obj = make_inplace_array_object<ShapeObj, int64_t>(view.size());
-    int64_t* extents = reinterpret_cast<int64_t*>(reinterpret_cast<char*>(obj.get()) +
-                                                  sizeof(ShapeObj));
+    int64_t* extents =
+        reinterpret_cast<int64_t*>(reinterpret_cast<char*>(obj.get()) + sizeof(ShapeObj));
     if (!view.empty()) std::memcpy(extents, view.data(), view.size() * sizeof(int64_t));
     obj->data = extents;
     obj->size = view.size();

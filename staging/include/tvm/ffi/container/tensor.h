@@ -79,8 +79,8 @@ class TensorAccessors {
     const int64_t n = T().ndim;
     const int64_t d = dim < 0 ? dim + n : dim;
     if (TVM_FFI_UNLIKELY(d < 0 || d >= n)) {
-      TVM_FFI_THROW(IndexError) << "Tensor::" << method << "(" << dim << ") on a tensor of "
-                                << n << " dimension" << (n == 1 ? "" : "s");
+      TVM_FFI_THROW(IndexError) << "Tensor::" << method << "(" << dim << ") on a tensor of " << n
+                                << " dimension" << (n == 1 ? "" : "s");
     }
     return d;
   }
@@ -153,9 +153,8 @@ class Tensor : public ObjectRef, public details::TensorAccessors<Tensor> {
   TVM_FFI_HIDDEN TensorView view() const noexcept { return TensorView(*this); }
 
   /*! \brief Takes ownership of a DLPack tensor (its deleter runs when the last handle goes). */
-  TVM_FFI_HIDDEN static Tensor FromDLPack(DLManagedTensor* managed,
-                                               size_t require_alignment = 0,
-                                               bool require_contiguous = false) {
+  TVM_FFI_HIDDEN static Tensor FromDLPack(DLManagedTensor* managed, size_t require_alignment = 0,
+                                          bool require_contiguous = false) {
     TVMFFIObjectHandle out = nullptr;
     if (TVMFFITensorFromDLPack(managed, static_cast<int32_t>(require_alignment),
                                require_contiguous ? 1 : 0, &out) != 0) {
@@ -164,8 +163,8 @@ class Tensor : public ObjectRef, public details::TensorAccessors<Tensor> {
     return Adopt(out);
   }
   TVM_FFI_HIDDEN static Tensor FromDLPackVersioned(DLManagedTensorVersioned* managed,
-                                                        size_t require_alignment = 0,
-                                                        bool require_contiguous = false) {
+                                                   size_t require_alignment = 0,
+                                                   bool require_contiguous = false) {
     TVMFFIObjectHandle out = nullptr;
     if (TVMFFITensorFromDLPackVersioned(managed, static_cast<int32_t>(require_alignment),
                                         require_contiguous ? 1 : 0, &out) != 0) {
@@ -193,10 +192,8 @@ class Tensor : public ObjectRef, public details::TensorAccessors<Tensor> {
    * \brief A new tensor from the caller's allocator (the framework whose tensors the call
    * received): pass TVMFFIEnvTensorAlloc (extra/c_env_api.h).
    */
-  TVM_FFI_HIDDEN static Tensor FromEnvAlloc(int (*env_alloc)(DLTensor*,
-                                                                  TVMFFIObjectHandle*),
-                                                 ShapeView shape, DLDataType dtype,
-                                                 DLDevice device) {
+  TVM_FFI_HIDDEN static Tensor FromEnvAlloc(int (*env_alloc)(DLTensor*, TVMFFIObjectHandle*),
+                                            ShapeView shape, DLDataType dtype, DLDevice device) {
     DLTensor prototype{};
     prototype.device = device;
     prototype.dtype = dtype;
@@ -217,7 +214,7 @@ class Tensor : public ObjectRef, public details::TensorAccessors<Tensor> {
    */
   template <typename Alloc, typename... Extra>
   TVM_FFI_HIDDEN static Tensor FromNDAlloc(Alloc alloc, ShapeView shape, DLDataType dtype,
-                                                DLDevice device, Extra&&... extra) {
+                                           DLDevice device, Extra&&... extra) {
     std::vector<int64_t> strides(shape.size());
     int64_t s = 1;
     for (size_t i = shape.size(); i-- > 0;) {

@@ -74,8 +74,8 @@ struct TypeTraits<Tuple<Ts...>> {
     const auto* src = static_cast<const ArrayObj*>(ObjectUnsafe::FromHeader(v.v_obj));
     if (src->size_() != sizeof...(Ts)) {
       throw ConversionError{"", "", "",
-                            Concat({"must have ", DecimalText(sizeof...(Ts)),
-                                    " elements (got ", DecimalText(src->size_()), ")"})};
+                            Concat({"must have ", DecimalText(sizeof...(Ts)), " elements (got ",
+                                    DecimalText(src->size_()), ")"})};
     }
     return Convert(*src, std::index_sequence_for<Ts...>{});
   }

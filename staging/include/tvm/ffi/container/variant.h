@@ -15,8 +15,8 @@ template <typename... Ts>
 class Variant {
  public:
   static_assert(sizeof...(Ts) > 0, "Variant needs at least one alternative");
-  template <typename T, typename = std::enable_if_t<(std::is_same_v<details::ValueType<T>, Ts> ||
-                                                     ...)>>
+  template <typename T,
+            typename = std::enable_if_t<(std::is_same_v<details::ValueType<T>, Ts> || ...)>>
   TVM_FFI_HIDDEN Variant(T&& value) : value_(std::forward<T>(value)) {}  // NOLINT: implicit
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Variant);
   TVM_FFI_HIDDEN ~Variant() = default;

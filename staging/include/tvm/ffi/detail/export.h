@@ -137,8 +137,8 @@ struct Signature {
   }
 
   template <typename F, size_t... I>
-  static void CallUnpacked(const F& func, const TVMFFIAny* args, TVMFFIAny* result,
-                           int32_t* stage, std::index_sequence<I...>) {
+  static void CallUnpacked(const F& func, const TVMFFIAny* args, TVMFFIAny* result, int32_t* stage,
+                           std::index_sequence<I...>) {
     // Braced initialization converts left to right: the first bad argument is the one reported.
     ArgPack<std::index_sequence<I...>, ValueType<Args>...> values{
         {ConvertArg<Args>(args[I], static_cast<int32_t>(I), stage)}...};

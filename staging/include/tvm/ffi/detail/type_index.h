@@ -50,8 +50,8 @@ TVM_FFI_COLD inline int32_t RegisterObjectType(const char* key, int32_t depth, i
   if (index < 0) throw ErrorRaisedInRuntime{"TVMFFITypeGetOrAllocIndex"};
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
   if (info->metadata == nullptr) {
-    const TVMFFITypeMetadata metadata{{nullptr, 0}, creator, total_size,
-                                      kTVMFFISEqHashKindUnsupported};
+    const TVMFFITypeMetadata metadata{
+        {nullptr, 0}, creator, total_size, kTVMFFISEqHashKindUnsupported};
     if (TVMFFITypeRegisterMetadata(index, &metadata) != 0) {
       throw ErrorRaisedInRuntime{"TVMFFITypeRegisterMetadata"};
     }

@@ -44,26 +44,41 @@ struct ConversionError {
 /*! \brief The Python-facing name of what a value holds, for "must be X, not Y". */
 TVM_FFI_COLD inline std::string AnyTypeName(const TVMFFIAny& v) {
   switch (v.type_index) {
-    case kTVMFFINone: return "None";
-    case kTVMFFIInt: return "int";
-    case kTVMFFIBool: return "bool";
-    case kTVMFFIFloat: return "float";
-    case kTVMFFIOpaquePtr: return "pointer";
-    case kTVMFFIDataType: return "dtype";
-    case kTVMFFIDevice: return "Device";
+    case kTVMFFINone:
+      return "None";
+    case kTVMFFIInt:
+      return "int";
+    case kTVMFFIBool:
+      return "bool";
+    case kTVMFFIFloat:
+      return "float";
+    case kTVMFFIOpaquePtr:
+      return "pointer";
+    case kTVMFFIDataType:
+      return "dtype";
+    case kTVMFFIDevice:
+      return "Device";
     case kTVMFFIDLTensorPtr:
-    case kTVMFFITensor: return "Tensor";
+    case kTVMFFITensor:
+      return "Tensor";
     case kTVMFFIRawStr:
     case kTVMFFISmallStr:
-    case kTVMFFIStr: return "str";
+    case kTVMFFIStr:
+      return "str";
     case kTVMFFIByteArrayPtr:
     case kTVMFFISmallBytes:
-    case kTVMFFIBytes: return "bytes";
-    case kTVMFFIFunction: return "Function";
-    case kTVMFFIShape: return "Shape";
-    case kTVMFFIArray: return "Array";
-    case kTVMFFIMap: return "Map";
-    default: break;
+    case kTVMFFIBytes:
+      return "bytes";
+    case kTVMFFIFunction:
+      return "Function";
+    case kTVMFFIShape:
+      return "Shape";
+    case kTVMFFIArray:
+      return "Array";
+    case kTVMFFIMap:
+      return "Map";
+    default:
+      break;
   }
   if (v.type_index >= kTVMFFIStaticObjectBegin) {
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(v.type_index);
@@ -230,7 +245,8 @@ struct TypeTraits<void*> : PODTraits<void*> {
     if (v.type_index == kTVMFFIInt) {
       if (v.v_int64 >= 0) return reinterpret_cast<void*>(static_cast<uintptr_t>(v.v_int64));
       throw ConversionError{
-          "", "", "", Concat({"must be a non-negative address (got ", DecimalText(v.v_int64), ")"})};
+          "", "", "",
+          Concat({"must be a non-negative address (got ", DecimalText(v.v_int64), ")"})};
     }
     return std::nullopt;
   }

@@ -59,16 +59,16 @@ Class* SelfOf(const ObjectRef& self, const std::string& method) {
 
 template <typename Class, typename F>
 struct MethodAdapter;
-#define TVM_FFI_DETAIL_METHOD_ADAPTER(Quals)                                                   \
-  template <typename Class, typename C, typename R, typename... Args>                         \
-  struct MethodAdapter<Class, R (C::*)(Args...) Quals> {                                       \
-    static Function Make(R (C::*f)(Args...) Quals, std::string name) {                         \
-      return Function::FromTyped(                                                              \
-          [f, name](ObjectRef self, Args... args) -> R {                                       \
-            return (SelfOf<Class>(self, name)->*f)(std::forward<Args>(args)...);               \
-          },                                                                                   \
-          name);                                                                               \
-    }                                                                                          \
+#define TVM_FFI_DETAIL_METHOD_ADAPTER(Quals)                                     \
+  template <typename Class, typename C, typename R, typename... Args>            \
+  struct MethodAdapter<Class, R (C::*)(Args...) Quals> {                         \
+    static Function Make(R (C::*f)(Args...) Quals, std::string name) {           \
+      return Function::FromTyped(                                                \
+          [f, name](ObjectRef self, Args... args) -> R {                         \
+            return (SelfOf<Class>(self, name)->*f)(std::forward<Args>(args)...); \
+          },                                                                     \
+          name);                                                                 \
+    }                                                                            \
   };
 TVM_FFI_DETAIL_METHOD_ADAPTER()
 TVM_FFI_DETAIL_METHOD_ADAPTER(const)
@@ -156,7 +156,8 @@ class ObjectDef {
    * among `extra` is not registered.
    */
   template <typename... Extra>
-  TVM_FFI_HIDDEN explicit ObjectDef(Extra&&...) : type_index_(Class::_GetOrAllocRuntimeTypeIndex()) {}
+  TVM_FFI_HIDDEN explicit ObjectDef(Extra&&...)
+      : type_index_(Class::_GetOrAllocRuntimeTypeIndex()) {}
   ObjectDef(const ObjectDef&) = delete;
   ObjectDef& operator=(const ObjectDef&) = delete;
 
@@ -188,12 +189,12 @@ class ObjectDef {
     return *this;
   }
   template <typename T, typename Base, typename... Extra>
-  TVM_FFI_HIDDEN ObjectDef& def_ro(const char* name, T Base::*field, Extra&&... extra) {
+  TVM_FFI_HIDDEN ObjectDef& def_ro(const char* name, T Base::* field, Extra&&... extra) {
     RegisterField(name, field, false, details::DocOf(extra...));
     return *this;
   }
   template <typename T, typename Base, typename... Extra>
-  TVM_FFI_HIDDEN ObjectDef& def_rw(const char* name, T Base::*field, Extra&&... extra) {
+  TVM_FFI_HIDDEN ObjectDef& def_rw(const char* name, T Base::* field, Extra&&... extra) {
     RegisterField(name, field, true, details::DocOf(extra...));
     return *this;
   }
@@ -224,7 +225,7 @@ class ObjectDef {
                              "TVMFFITypeRegisterMethod");
   }
   template <typename T, typename Base>
-  TVM_FFI_HIDDEN void RegisterField(const char* name, T Base::*field, bool writable,
+  TVM_FFI_HIDDEN void RegisterField(const char* name, T Base::* field, bool writable,
                                     const char* doc) {
     static_assert(std::is_base_of_v<Base, Class>, "the field must be a member of the class");
     // The field's offset from the object header (the Object base, after a vtable if any).
