@@ -20,7 +20,8 @@ import headers_build
 
 
 @pytest.fixture(scope="module")
-def outcome(tmp_path_factory) -> dict:
+def apache(tmp_path_factory):
+    """(wheel, python able to import it, PYTHONPATH for it, folder of its libtvm_ffi.so)."""
     wheel = apache_wheel.fetch_wheel()
     if wheel is None:
         pytest.skip("no apache-tvm-ffi wheel for this interpreter")
@@ -28,23 +29,33 @@ def outcome(tmp_path_factory) -> dict:
     python = apache_wheel.find_python(tag) if tag else None
     if python is None:
         pytest.skip(f"no Python {tag} to import {wheel.name}")
-    lib_dir = apache_wheel.runtime_path(wheel).parent
-    library = headers_build.compile_source(
-        headers_build.HERE / "boundary_lib.cc",
-        tmp_path_factory.mktemp("boundary") / "boundary.so",
-        link_dir=lib_dir,
-    )
     path = [str(apache_wheel.unpacked(wheel))]
     extensions = importlib.util.find_spec("typing_extensions")
     if extensions is not None and extensions.origin:
         path.append(str(Path(extensions.origin).parent))
+    return wheel, python, os.pathsep.join(path), apache_wheel.runtime_path(wheel).parent
+
+
+def run_driver(apache, driver: str, *args: Path):
+    _, python, pythonpath, _ = apache
     proc = subprocess.run(
-        [python, str(headers_build.HERE / "boundary_driver.py"), str(library)],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+        [python, str(headers_build.HERE / driver), *map(str, args)],
+        env={**os.environ, "PYTHONPATH": pythonpath},
         capture_output=True, text=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def outcome(apache, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("boundary")
+    libs = [
+        headers_build.compile_source(headers_build.HERE / f"{name}.cc", out / f"{name}.so",
+                                     link_dir=apache[3])
+        for name in ("boundary_lib", "second_layout")
+    ]  # fmt: skip
+    return run_driver(apache, "boundary_driver.py", *libs)
 
 
 OK = {
@@ -135,6 +146,11 @@ ERRORS = {
     ],
     "arity": ["TypeError", "add_int() takes 2 arguments (1 given)"],
     "arg_type": ["TypeError", "add_int() argument 2 must be int, not str"],
+    "second_layout": [
+        "TypeError",
+        "type key 'test.headers.Counter' is registered with 48-byte objects; this library's "
+        "class for it is 64 bytes (two layouts, one key)",
+    ],
     "counter_bad_self": [
         "TypeError",
         "test.headers.counter_value() argument 1 must be test.headers.Counter, not Shape",
@@ -145,3 +161,17 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_error_crosses(outcome, name):
     assert outcome[name] == ERRORS[name]
+
+
+def test_metadata_is_apaches(apache, tmp_path):
+    wheel, _, _, lib_dir = apache
+    source = headers_build.HERE / "metadata_lib.cc"
+    ours = headers_build.compile_source(source, tmp_path / "ours.so", link_dir=lib_dir)
+    theirs = apache_wheel.build_library(
+        wheel, source, tmp_path / "theirs.so", "-DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1"
+    )
+    mine, apaches = run_driver(apache, "metadata_driver.py", ours, theirs)
+    assert mine == apaches
+    assert json.loads(json.loads(mine["tensors"])["type_schema"])["named_args"]["params"][0] == {
+        "type": "DLTensor*"
+    }

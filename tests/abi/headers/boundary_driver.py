@@ -120,4 +120,6 @@ record(
     lambda: (lambda c: [type(c).__name__, c.value, m.is_counter(c)])(m.make_counter(11)),
 )
 record("is_counter_other", lambda: m.is_counter(tvm_ffi.Shape((1,))))
+second = tvm_ffi.load_module(sys.argv[2])
+record("second_layout", lambda: second.register_once())
 print(json.dumps(out))
