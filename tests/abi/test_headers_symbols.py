@@ -7,6 +7,7 @@ no definition in namespace tvm::ffi (all inline code hidden), at -O0 (everything
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -34,16 +35,22 @@ def runtime() -> Path:
     return apache_wheel.runtime_path(wheel)
 
 
-def _build(source: Path, opt: str, tmp_path: Path, runtime: Path) -> Path:
+COMPILERS = ["g++", "clang++"]
+
+
+def _build(source: Path, opt: str, tmp_path: Path, runtime: Path, cxx: str) -> Path:
+    if shutil.which(cxx) is None:
+        pytest.skip(f"no {cxx} here")
     return headers_build.compile_source(
-        source, tmp_path / f"{source.stem}{opt}.so", opt, link_dir=runtime.parent
+        source, tmp_path / f"{source.stem}{opt}.so", opt, link_dir=runtime.parent, cxx=cxx
     )
 
 
+@pytest.mark.parametrize("cxx", COMPILERS)
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
-def test_imports_only_what_apaches_runtime_exports(source, opt, tmp_path, runtime):
-    library = _build(source, opt, tmp_path, runtime)
+def test_imports_only_what_apaches_runtime_exports(source, opt, cxx, tmp_path, runtime):
+    library = _build(source, opt, tmp_path, runtime, cxx)
     theirs = {name for _, name in headers_build.dynamic_symbols(runtime, "--defined-only")}
     ours = {name for kind, name in headers_build.dynamic_symbols(library, "-u")}
     wanted = {n for n in ours if n.startswith("TVMFFI") or TVM_FFI_NAME.match(n)}
@@ -52,10 +59,11 @@ def test_imports_only_what_apaches_runtime_exports(source, opt, tmp_path, runtim
     assert all("Module" in n for n in wanted if n.startswith("_Z"))
 
 
+@pytest.mark.parametrize("cxx", COMPILERS)
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
-def test_exports_no_tvm_ffi_definition(source, opt, tmp_path, runtime):
-    library = _build(source, opt, tmp_path, runtime)
+def test_exports_no_tvm_ffi_definition(source, opt, cxx, tmp_path, runtime):
+    library = _build(source, opt, tmp_path, runtime, cxx)
     defined = [name for _, name in headers_build.dynamic_symbols(library, "--defined-only")]
     assert [n for n in defined if TVM_FFI_NAME.match(n)] == []
     # What it does export under our prefix is the exported functions and their metadata.

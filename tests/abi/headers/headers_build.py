@@ -17,11 +17,14 @@ HERE = Path(__file__).resolve().parent
 WARNINGS = ("-Wall", "-Wextra", "-Werror")
 
 
-def compile_source(source: Path, output: Path, *flags: str, link_dir: Path | None = None) -> Path:
+def compile_source(
+    source: Path, output: Path, *flags: str, link_dir: Path | None = None, cxx: str | None = None
+) -> Path:
     """Builds `source` with the staging headers into `output` (a shared library when linked
     against `link_dir`'s libtvm_ffi.so, else an object file). A failure is an AssertionError
-    carrying the command and the compiler's output: our headers must build."""
-    cxx = os.environ.get("CXX", "c++")
+    carrying the command and the compiler's output: our headers must build. `cxx` overrides
+    $CXX (the symbol tests build with GCC and with Clang, whose visibility rules differ)."""
+    cxx = cxx or os.environ.get("CXX", "c++")
     cmd = [cxx, "-std=c++17", "-O2", "-fPIC", *WARNINGS, "-I", str(STAGING_INCLUDE), *flags]
     if link_dir is None:
         cmd += ["-c", str(source), "-o", str(output)]

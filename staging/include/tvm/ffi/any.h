@@ -52,7 +52,7 @@ namespace tvm {
 namespace ffi {
 
 /*! \brief A value borrowed from its owner: valid while the owner lives (a call's duration). */
-class AnyView {
+class TVM_FFI_HIDDEN_MEMBERS AnyView {
  public:
   TVM_FFI_HIDDEN AnyView() noexcept { details::SetPOD(&data_, kTVMFFINone); }
   TVM_FFI_HIDDEN AnyView(std::nullptr_t) noexcept : AnyView() {}  // NOLINT
@@ -94,7 +94,7 @@ class AnyView {
 };
 
 /*! \brief An owned value: holds a reference when it holds an object. */
-class Any {
+class TVM_FFI_HIDDEN_MEMBERS Any {
  public:
   TVM_FFI_HIDDEN Any() noexcept { details::SetPOD(&data_, kTVMFFINone); }
   TVM_FFI_HIDDEN Any(std::nullptr_t) noexcept : Any() {}  // NOLINT

@@ -25,6 +25,14 @@
  * carry TVM_FFI_HIDDEN one by one.
  */
 #define TVM_FFI_HIDDEN __attribute__((visibility("hidden")))
+// On the public classes as well: clang ignores TVM_FFI_HIDDEN on member templates of class
+// templates, but hides every member of a class marked so while its type (typeinfo) stays
+// visible; GCC has no type_visibility and relies on the member attributes.
+#if defined(__clang__)
+#define TVM_FFI_HIDDEN_MEMBERS __attribute__((visibility("hidden"), type_visibility("default")))
+#else
+#define TVM_FFI_HIDDEN_MEMBERS
+#endif
 #define TVM_FFI_DETAIL_HIDDEN_BEGIN _Pragma("GCC visibility push(hidden)")
 #define TVM_FFI_DETAIL_HIDDEN_END _Pragma("GCC visibility pop")
 #define TVM_FFI_COLD __attribute__((noinline, cold, visibility("hidden")))
@@ -37,6 +45,7 @@
 #define TVM_FFI_LIKELY(x) (x)
 #define TVM_FFI_UNLIKELY(x) (x)
 #define TVM_FFI_HIDDEN
+#define TVM_FFI_HIDDEN_MEMBERS
 #define TVM_FFI_DETAIL_HIDDEN_BEGIN
 #define TVM_FFI_DETAIL_HIDDEN_END
 #define TVM_FFI_COLD __declspec(noinline)

@@ -25,7 +25,7 @@ namespace tvm {
 namespace ffi {
 
 /*! \brief The error object: the header, then the C cell (c_api.h) that every side reads. */
-class ErrorObj : public Object, public TVMFFIErrorCell {
+class TVM_FFI_HIDDEN_MEMBERS ErrorObj : public Object, public TVMFFIErrorCell {
  public:
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Error", ErrorObj, Object, kTVMFFIError);
   TVM_FFI_HIDDEN ErrorObj() noexcept = default;

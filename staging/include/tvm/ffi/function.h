@@ -28,7 +28,7 @@ namespace tvm {
 namespace ffi {
 
 /*! \brief The arguments of a packed call: a view of size() values. */
-class PackedArgs {
+class TVM_FFI_HIDDEN_MEMBERS PackedArgs {
  public:
   TVM_FFI_HIDDEN PackedArgs(const AnyView* data, int32_t size) noexcept
       : data_(data), size_(size) {}
@@ -42,7 +42,7 @@ class PackedArgs {
 };
 
 /*! \brief A function object: the header, then the cell (safe_call, cpp_call) at offset 24. */
-class FunctionObj : public Object, public TVMFFIFunctionCell {
+class TVM_FFI_HIDDEN_MEMBERS FunctionObj : public Object, public TVMFFIFunctionCell {
  public:
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Function", FunctionObj, Object, kTVMFFIFunction);
   static constexpr bool _type_final = true;
@@ -126,7 +126,7 @@ namespace ffi {
 
 /*! \brief A handle to a callable object: C++ (FromTyped, FromPacked), Python, or another library's.
  */
-class Function : public ObjectRef {
+class TVM_FFI_HIDDEN_MEMBERS Function : public ObjectRef {
  public:
   TVM_FFI_DETAIL_NULLABLE_REF_METHODS(Function, ObjectRef, FunctionObj, TVM_FFI_HIDDEN);
   TVM_FFI_HIDDEN ~Function() = default;
@@ -196,7 +196,7 @@ class TypedFunction;
 
 /*! \brief A Function with a C++ signature: arguments and result converted on each call. */
 template <typename R, typename... Args>
-class TypedFunction<R(Args...)> {
+class TVM_FFI_HIDDEN_MEMBERS TypedFunction<R(Args...)> {
  public:
   TVM_FFI_HIDDEN TypedFunction() noexcept = default;
   TVM_FFI_HIDDEN TypedFunction(std::nullptr_t) noexcept {}                 // NOLINT

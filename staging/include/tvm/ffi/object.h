@@ -47,7 +47,7 @@ TVM_FFI_HIDDEN void ObjectDeleter(void* self, int flags) noexcept;
 }  // namespace details
 
 /*! \brief The base of every object: the C header, and the type facts of the root type. */
-class Object {
+class TVM_FFI_HIDDEN_MEMBERS Object {
  public:
   static constexpr const char* _type_key = "ffi.Object";
   static constexpr int32_t _type_index = kTVMFFIObject;
@@ -89,7 +89,7 @@ class Object {
 namespace details {
 
 /*! \brief The one place that moves between Object*, the C header and handles. */
-struct ObjectUnsafe {
+struct TVM_FFI_HIDDEN_MEMBERS ObjectUnsafe {
   TVM_FFI_HIDDEN static TVMFFIObject* Header(const Object* obj) noexcept {
     return const_cast<TVMFFIObject*>(&obj->header_);
   }
@@ -121,16 +121,18 @@ struct ObjectUnsafe {
   TVM_FFI_HIDDEN static TVMFFIObject* MoveRefToOwned(RefType* ref) noexcept {
     return MoveToOwned(&ref->data_);
   }
+  // ObjectPtr is defined below: the pointer type is spelled through RefType, so that it is
+  // looked up at instantiation (clang checks non-dependent names at definition).
   template <typename RefType>
   TVM_FFI_HIDDEN static RefType RefFromOwned(const TVMFFIObject* header) noexcept {
     RefType ref{UnsafeInit{}};
-    ref.data_ = PtrFromOwned<Object>(header);
+    ref.data_ = PtrFromOwned<std::remove_pointer_t<decltype(ref.data_.get())>>(header);
     return ref;
   }
   template <typename RefType>
   TVM_FFI_HIDDEN static RefType RefFromBorrowed(const TVMFFIObject* header) noexcept {
     RefType ref{UnsafeInit{}};
-    ref.data_ = PtrFromBorrowed<Object>(header);
+    ref.data_ = PtrFromBorrowed<std::remove_pointer_t<decltype(ref.data_.get())>>(header);
     return ref;
   }
 };
@@ -139,7 +141,7 @@ struct ObjectUnsafe {
 
 /*! \brief An owning pointer to an object of type T (or derived). */
 template <typename T>
-class ObjectPtr {
+class TVM_FFI_HIDDEN_MEMBERS ObjectPtr {
  public:
   TVM_FFI_HIDDEN ObjectPtr() noexcept = default;
   TVM_FFI_HIDDEN ObjectPtr(std::nullptr_t) noexcept {}  // NOLINT: implicit, like a pointer
@@ -194,7 +196,7 @@ class ObjectPtr {
 };
 
 /*! \brief A nullable handle to any object; the base of every handle class. */
-class ObjectRef {
+class TVM_FFI_HIDDEN_MEMBERS ObjectRef {
  public:
   using ContainerType = Object;
   static constexpr bool _type_is_nullable = true;

@@ -27,7 +27,7 @@ constexpr bool kIsHandle = std::is_base_of_v<ObjectRef, T>;
 TVM_FFI_DETAIL_HIDDEN_END
 
 template <typename T, typename>
-class Optional {
+class TVM_FFI_HIDDEN_MEMBERS Optional {
  public:
   using value_type = T;
   TVM_FFI_HIDDEN Optional() noexcept = default;
@@ -62,7 +62,7 @@ class Optional {
 
 /*! \brief For object handles: one pointer, the empty handle meaning nothing. */
 template <typename T>
-class Optional<T, std::enable_if_t<details::kIsHandle<T>>> {
+class TVM_FFI_HIDDEN_MEMBERS Optional<T, std::enable_if_t<details::kIsHandle<T>>> {
  public:
   using value_type = T;
   TVM_FFI_HIDDEN Optional() noexcept : value_(UnsafeInit{}) {}

@@ -22,7 +22,7 @@ namespace tvm {
 namespace ffi {
 
 /*! \brief The object of a String longer than 7 bytes: TVMFFIByteArray at offset 24. */
-class StringObj : public Object, public TVMFFIByteArray {
+class TVM_FFI_HIDDEN_MEMBERS StringObj : public Object, public TVMFFIByteArray {
  public:
   static constexpr bool _type_final = true;
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.String", StringObj, Object, kTVMFFIStr);
@@ -30,7 +30,7 @@ class StringObj : public Object, public TVMFFIByteArray {
 };
 
 /*! \brief The object of a Bytes longer than 7 bytes. */
-class BytesObj : public Object, public TVMFFIByteArray {
+class TVM_FFI_HIDDEN_MEMBERS BytesObj : public Object, public TVMFFIByteArray {
  public:
   static constexpr bool _type_final = true;
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Bytes", BytesObj, Object, kTVMFFIBytes);
@@ -50,7 +50,7 @@ namespace details {
 
 /*! \brief The representation String and Bytes share; kSmall/kObject are their type indices. */
 template <int32_t kSmall, typename Obj>
-class CharsAny {
+class TVM_FFI_HIDDEN_MEMBERS CharsAny {
  public:
   static constexpr size_t kMaxSmall = sizeof(TVMFFIAny::v_bytes) - 1;  // room for the NUL
 

@@ -91,6 +91,7 @@ ffi::Tuple<ffi::Array<int64_t>, int64_t> plan(TensorView float_workspace_buffer,
 
 int64_t moe_a2a(TensorView tokenSelectedExperts, ffi::Array<Tensor> inputPayloads,
                 ffi::Optional<Tensor> maybe_out, ffi::Shape shape, ffi::Function callback) {
+  CHECK_INPUT_TYPE(tokenSelectedExperts, dl_int32);
   int64_t n = tokenSelectedExperts.numel() + static_cast<int64_t>(shape.size());
   for (const Tensor& t : inputPayloads) n += t.size(0) * get_element_size(t);
   if (maybe_out.has_value()) n += maybe_out.value().numel();

@@ -20,7 +20,7 @@ namespace tvm {
 namespace ffi {
 
 /*! \brief The array object; elements are owned TVMFFIAny values at `data`. */
-class ArrayObj : public Object, protected TVMFFISeqCell {
+class TVM_FFI_HIDDEN_MEMBERS ArrayObj : public Object, protected TVMFFISeqCell {
  public:
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Array", ArrayObj, Object, kTVMFFIArray);
   static constexpr bool _type_final = true;
@@ -57,14 +57,14 @@ class ArrayObj : public Object, protected TVMFFISeqCell {
 static_assert(sizeof(ArrayObj) == 56, "ArrayObj: elements start at offset 56");
 
 template <typename T>
-class Array : public ObjectRef {
+class TVM_FFI_HIDDEN_MEMBERS Array : public ObjectRef {
  public:
   using value_type = T;
   using ContainerType = ArrayObj;
   static constexpr bool _type_is_nullable = false;
 
   /*! \brief Reads elements as T (a copy each); an iterator over values, not references. */
-  class iterator {
+  class TVM_FFI_HIDDEN_MEMBERS iterator {
    public:
     using iterator_category = std::random_access_iterator_tag;
     using value_type = T;

@@ -16,7 +16,7 @@ namespace tvm {
 namespace ffi {
 
 /*! \brief A non-owning view of extents (a tensor's shape or strides). */
-class ShapeView {
+class TVM_FFI_HIDDEN_MEMBERS ShapeView {
  public:
   TVM_FFI_HIDDEN ShapeView() noexcept = default;
   TVM_FFI_HIDDEN ShapeView(const int64_t* data, size_t size) noexcept : data_(data), size_(size) {}
@@ -49,14 +49,14 @@ class ShapeView {
   size_t size_ = 0;
 };
 
-class ShapeObj : public Object, public TVMFFIShapeCell {
+class TVM_FFI_HIDDEN_MEMBERS ShapeObj : public Object, public TVMFFIShapeCell {
  public:
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Shape", ShapeObj, Object, kTVMFFIShape);
   static constexpr bool _type_final = true;
   TVM_FFI_HIDDEN ShapeObj() noexcept : TVMFFIShapeCell{nullptr, 0} {}
 };
 
-class Shape : public ObjectRef {
+class TVM_FFI_HIDDEN_MEMBERS Shape : public ObjectRef {
  public:
   using ContainerType = ShapeObj;
   static constexpr bool _type_is_nullable = false;

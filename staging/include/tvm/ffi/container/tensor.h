@@ -30,7 +30,7 @@ TVM_FFI_HIDDEN inline bool IsAligned(const DLTensor& t, size_t alignment) noexce
 namespace details {
 /*! \brief The accessors TensorView and Tensor share, over `Self::DLRef()` (a DLTensor&). */
 template <typename Self>
-class TensorAccessors {
+class TVM_FFI_HIDDEN_MEMBERS TensorAccessors {
  public:
   TVM_FFI_HIDDEN void* data_ptr() const noexcept { return T().data; }
   TVM_FFI_HIDDEN DLDevice device() const noexcept { return T().device; }
@@ -88,7 +88,7 @@ class TensorAccessors {
 }  // namespace details
 
 /*! \brief The tensor object: the header, then the DLTensor every side reads at offset 24. */
-class TensorObj : public Object, public DLTensor {
+class TVM_FFI_HIDDEN_MEMBERS TensorObj : public Object, public DLTensor {
  public:
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Tensor", TensorObj, Object, kTVMFFITensor);
   TVM_FFI_HIDDEN TensorObj() noexcept : DLTensor{} {}
@@ -97,7 +97,7 @@ class TensorObj : public Object, public DLTensor {
 class Tensor;
 
 /*! \brief A borrowed tensor: a copy of the DLTensor, valid while its owner keeps the memory. */
-class TensorView : public details::TensorAccessors<TensorView> {
+class TVM_FFI_HIDDEN_MEMBERS TensorView : public details::TensorAccessors<TensorView> {
  public:
   TVM_FFI_HIDDEN TensorView() noexcept : tensor_{} {}
   TVM_FFI_HIDDEN TensorView(const DLTensor* tensor) noexcept : tensor_(*tensor) {}  // NOLINT
@@ -114,7 +114,7 @@ static_assert(sizeof(TensorView) == sizeof(DLTensor), "TensorView is a DLTensor"
 namespace details {
 /*! \brief A tensor whose memory came from an NDAlloc (Tensor::FromNDAlloc). */
 template <typename Alloc>
-class NDAllocTensorObj : public TensorObj {
+class TVM_FFI_HIDDEN_MEMBERS NDAllocTensorObj : public TensorObj {
  public:
   TVM_FFI_HIDDEN NDAllocTensorObj(Alloc alloc, const DLTensor& proto, ShapeView shape,
                                   ShapeView strides)
@@ -133,7 +133,7 @@ class NDAllocTensorObj : public TensorObj {
 }  // namespace details
 
 /*! \brief An owned tensor (a handle to a TensorObj). */
-class Tensor : public ObjectRef, public details::TensorAccessors<Tensor> {
+class TVM_FFI_HIDDEN_MEMBERS Tensor : public ObjectRef, public details::TensorAccessors<Tensor> {
  public:
   using ContainerType = TensorObj;
   static constexpr bool _type_is_nullable = true;

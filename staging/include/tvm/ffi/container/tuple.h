@@ -13,7 +13,7 @@ namespace tvm {
 namespace ffi {
 
 template <typename... Ts>
-class Tuple : public ObjectRef {
+class TVM_FFI_HIDDEN_MEMBERS Tuple : public ObjectRef {
  public:
   using ContainerType = ArrayObj;
   static constexpr bool _type_is_nullable = false;

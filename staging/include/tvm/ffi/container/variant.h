@@ -12,7 +12,7 @@ namespace tvm {
 namespace ffi {
 
 template <typename... Ts>
-class Variant {
+class TVM_FFI_HIDDEN_MEMBERS Variant {
  public:
   static_assert(sizeof...(Ts) > 0, "Variant needs at least one alternative");
   template <typename T,

@@ -68,7 +68,7 @@ class TVM_FFI_DLL ModuleObj : public Object {
   ObjectRef import_lookup_cache_;
 };
 
-class Module : public ObjectRef {
+class TVM_FFI_HIDDEN_MEMBERS Module : public ObjectRef {
  public:
   enum ModulePropertyMask : int {
     kBinarySerializable = 0b001,

@@ -116,7 +116,7 @@ struct init {
 };
 
 /*! \brief Registers global functions: GlobalDef().def("name", func, "doc"). */
-class GlobalDef {
+class TVM_FFI_HIDDEN_MEMBERS GlobalDef {
  public:
   template <typename Func, typename... Extra>
   TVM_FFI_HIDDEN GlobalDef& def(const char* name, Func&& func, Extra&&... extra) {
@@ -148,7 +148,7 @@ class GlobalDef {
  * default-constructible), constructor (`__ffi_init__`), methods and fields.
  */
 template <typename Class>
-class ObjectDef {
+class TVM_FFI_HIDDEN_MEMBERS ObjectDef {
  public:
   /*!
    * Registering the type index also registered its layout (total size, creator: see
