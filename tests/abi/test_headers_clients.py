@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,18 @@ def test_sglang_object_runs_under_apaches_python(wheel, tmp_path):
         "listed": "corpus-a\t2",
         "bad_argument": "sgl.test.NgramCorpus.async_insert() argument 3 must be Tensor, not str",
     }
+
+
+@pytest.mark.parametrize(
+    "source", ["clients/flashinfer_utils.cc", "clients/sglang_ngram_corpus.cc", "boundary_lib.cc"]
+)
+def test_builds_as_cuda_source_without_warnings(source, tmp_path):
+    # FlashInfer and sglang compile their bindings with nvcc (host code only needs no GPU).
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("no nvcc here")
+    cmd = [nvcc, "-std=c++17", "-x", "cu", "-c", "-Xcompiler", "-fPIC,-Wall,-Wextra"]
+    cmd += ["-I", str(headers_build.STAGING_INCLUDE), str(headers_build.HERE / source)]
+    proc = subprocess.run(cmd + ["-o", str(tmp_path / "out.o")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "staging/include" not in proc.stderr, proc.stderr

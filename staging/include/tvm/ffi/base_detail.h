@@ -55,6 +55,14 @@
 #define TVM_FFI_COLD_CODE
 #define TVM_FFI_FUNC_SIG __FUNCSIG__
 #endif
+// nvcc's front end warns (1407) where a template of these headers is instantiated with a type
+// of an anonymous namespace: the hidden attribute does not apply to that internal-linkage
+// instantiation, which is private to the library anyway. Instantiations happen in the user's
+// code, after any push/pop pair here would end, so the warning is off for the whole file.
+#if defined(__NVCC__)
+#pragma nv_diag_suppress 1407
+#endif
+
 // compat: apache-tvm-ffi
 #define TVM_FFI_PREDICT_FALSE(cond) TVM_FFI_UNLIKELY(cond)
 #define TVM_FFI_PREDICT_TRUE(cond) TVM_FFI_LIKELY(cond)
