@@ -89,6 +89,7 @@ def test_builds_as_cuda_source_without_warnings(source, tmp_path):
         pytest.skip("no nvcc here")
     cmd = [nvcc, "-std=c++17", "-x", "cu", "-c", "-Xcompiler", "-fPIC,-Wall,-Wextra"]
     cmd += ["-I", str(headers_build.STAGING_INCLUDE), str(headers_build.HERE / source)]
-    proc = subprocess.run(cmd + ["-o", str(tmp_path / "out.o")], capture_output=True, text=True)
+    cmd += ["-o", str(tmp_path / "out.o")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "staging/include" not in proc.stderr, proc.stderr
