@@ -119,72 +119,104 @@ class TVM_FFI_HIDDEN_MEMBERS CharsAny {
 
 }  // namespace details
 
-#define TVM_FFI_DETAIL_CHARS_CLASS(Name, kSmall, Obj)                                         \
-  class Name {                                                                                \
-   public:                                                                                    \
-    TVM_FFI_HIDDEN Name() noexcept = default;                                                 \
-    TVM_FFI_HIDDEN Name(const char* data, size_t size) : chars_(data, size) {}                \
-    TVM_FFI_HIDDEN Name(const char* text) /* NOLINT: implicit */                              \
-        : chars_(text, std::char_traits<char>::length(text)) {}                               \
-    TVM_FFI_HIDDEN Name(const std::string& s) : chars_(s.data(), s.size()) {} /* NOLINT */    \
-    TVM_FFI_HIDDEN Name(std::string_view s) : chars_(s.data(), s.size()) {}   /* NOLINT */    \
-    TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Name);                                                    \
-    TVM_FFI_HIDDEN ~Name() = default;                                                         \
-                                                                                              \
-    TVM_FFI_HIDDEN const char* data() const noexcept { return chars_.data(); }                \
-    /*! \brief NUL-terminated (the text ends at the first NUL if it holds one). */            \
-    TVM_FFI_HIDDEN const char* c_str() const noexcept { return chars_.data(); }               \
-    TVM_FFI_HIDDEN size_t size() const noexcept { return chars_.size(); }                     \
-    TVM_FFI_HIDDEN size_t length() const noexcept { return chars_.size(); }                   \
-    TVM_FFI_HIDDEN bool empty() const noexcept { return chars_.size() == 0; }                 \
-    TVM_FFI_HIDDEN char at(size_t i) const {                                                  \
-      if (TVM_FFI_UNLIKELY(i >= size())) {                                                    \
-        TVM_FFI_THROW(IndexError) << #Name "::at(" << i << ") on " << size() << " bytes";     \
-      }                                                                                       \
-      return data()[i];                                                                       \
-    }                                                                                         \
-    TVM_FFI_HIDDEN char operator[](size_t i) const noexcept { return data()[i]; }             \
-    TVM_FFI_HIDDEN operator std::string_view() const noexcept { /* NOLINT: implicit */        \
-      return std::string_view(data(), size());                                                \
-    }                                                                                         \
-    TVM_FFI_HIDDEN operator std::string() const { /* NOLINT: implicit, as apache-tvm-ffi's */ \
-      return std::string(data(), size());                                                     \
-    }                                                                                         \
-    TVM_FFI_HIDDEN int compare(std::string_view other) const noexcept {                       \
-      return std::string_view(*this).compare(other);                                          \
-    }                                                                                         \
-                                                                                              \
-   private:                                                                                   \
-    details::CharsAny<kSmall, Obj> chars_;                                                    \
-    friend struct details::CharsAccess;                                                       \
-  };                                                                                          \
-  TVM_FFI_HIDDEN inline bool operator==(const Name& a, std::string_view b) noexcept {         \
-    return std::string_view(a) == b;                                                          \
-  }                                                                                           \
-  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, std::string_view b) noexcept {         \
-    return std::string_view(a) != b;                                                          \
-  }                                                                                           \
-  TVM_FFI_HIDDEN inline bool operator==(const Name& a, const Name& b) noexcept {              \
-    return std::string_view(a) == std::string_view(b);                                        \
-  }                                                                                           \
-  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, const Name& b) noexcept {              \
-    return !(a == b);                                                                         \
-  }                                                                                           \
-  TVM_FFI_HIDDEN inline bool operator==(const Name& a, const char* b) noexcept {              \
-    return std::string_view(a) == std::string_view(b);                                        \
-  }                                                                                           \
-  TVM_FFI_HIDDEN inline bool operator!=(const Name& a, const char* b) noexcept {              \
-    return !(a == b);                                                                         \
-  }                                                                                           \
-  TVM_FFI_HIDDEN inline bool operator<(const Name& a, const Name& b) noexcept {               \
-    return std::string_view(a) < std::string_view(b);                                         \
+namespace details {
+/*!
+ * \brief What String and Bytes share: construction from text, read access, comparison. Derived
+ * is the class itself (its name goes into messages); the characters are a CharsAny.
+ */
+template <typename Derived, int32_t kSmall, typename Obj>
+class TVM_FFI_HIDDEN_MEMBERS CharsHandle {
+ public:
+  TVM_FFI_HIDDEN CharsHandle() noexcept = default;
+  TVM_FFI_HIDDEN CharsHandle(const char* data, size_t size) : chars_(data, size) {}
+  TVM_FFI_HIDDEN CharsHandle(const char* text)  // NOLINT: implicit
+      : chars_(text, std::char_traits<char>::length(text)) {}
+  TVM_FFI_HIDDEN CharsHandle(const std::string& s) : chars_(s.data(), s.size()) {}  // NOLINT
+  TVM_FFI_HIDDEN CharsHandle(std::string_view s) : chars_(s.data(), s.size()) {}    // NOLINT
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(CharsHandle);
+  TVM_FFI_HIDDEN ~CharsHandle() = default;
+
+  TVM_FFI_HIDDEN const char* data() const noexcept { return chars_.data(); }
+  /*! \brief NUL-terminated (the text ends at the first NUL if it holds one). */
+  TVM_FFI_HIDDEN const char* c_str() const noexcept { return chars_.data(); }
+  TVM_FFI_HIDDEN size_t size() const noexcept { return chars_.size(); }
+  TVM_FFI_HIDDEN size_t length() const noexcept { return chars_.size(); }
+  TVM_FFI_HIDDEN bool empty() const noexcept { return chars_.size() == 0; }
+  TVM_FFI_HIDDEN char at(size_t i) const {
+    if (TVM_FFI_UNLIKELY(i >= size())) {
+      TVM_FFI_THROW(IndexError) << Derived::kName << "::at(" << i << ") on " << size() << " bytes";
+    }
+    return data()[i];
+  }
+  TVM_FFI_HIDDEN char operator[](size_t i) const noexcept { return data()[i]; }
+  TVM_FFI_HIDDEN operator std::string_view() const noexcept {  // NOLINT: implicit
+    return std::string_view(data(), size());
+  }
+  TVM_FFI_HIDDEN operator std::string() const {  // NOLINT: implicit, as apache-tvm-ffi's
+    return std::string(data(), size());
+  }
+  TVM_FFI_HIDDEN int compare(std::string_view other) const noexcept {
+    return std::string_view(*this).compare(other);
+  }
+  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, std::string_view b) noexcept {
+    return std::string_view(a) == b;
+  }
+  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, std::string_view b) noexcept {
+    return std::string_view(a) != b;
+  }
+  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, const Derived& b) noexcept {
+    return std::string_view(a) == std::string_view(b);
+  }
+  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, const Derived& b) noexcept {
+    return std::string_view(a) != std::string_view(b);
+  }
+  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, const char* b) noexcept {
+    return std::string_view(a) == std::string_view(b);
+  }
+  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, const char* b) noexcept {
+    return std::string_view(a) != std::string_view(b);
+  }
+  TVM_FFI_HIDDEN friend bool operator<(const Derived& a, const Derived& b) noexcept {
+    return std::string_view(a) < std::string_view(b);
   }
 
+ private:
+  CharsAny<kSmall, Obj> chars_;
+  friend struct CharsAccess;
+};
+}  // namespace details
+
 /*! \brief Text; Python's str. */
-TVM_FFI_DETAIL_CHARS_CLASS(String, kTVMFFISmallStr, StringObj)
+class TVM_FFI_HIDDEN_MEMBERS String
+    : public details::CharsHandle<String, kTVMFFISmallStr, StringObj> {
+ public:
+  static constexpr const char* kName = "String";
+  // Spelled out rather than inherited (`using`): GCC gives inherited and implicit members
+  // the class's default visibility.
+  TVM_FFI_HIDDEN String() noexcept = default;
+  TVM_FFI_HIDDEN String(const char* data, size_t size) : CharsHandle(data, size) {}
+  TVM_FFI_HIDDEN String(const char* text) : CharsHandle(text) {}         // NOLINT
+  TVM_FFI_HIDDEN String(const std::string& text) : CharsHandle(text) {}  // NOLINT
+  TVM_FFI_HIDDEN String(std::string_view text) : CharsHandle(text) {}    // NOLINT
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(String);
+  TVM_FFI_HIDDEN ~String() = default;
+};
+
 /*! \brief Binary data; Python's bytes. */
-TVM_FFI_DETAIL_CHARS_CLASS(Bytes, kTVMFFISmallBytes, BytesObj)
-#undef TVM_FFI_DETAIL_CHARS_CLASS
+class TVM_FFI_HIDDEN_MEMBERS Bytes
+    : public details::CharsHandle<Bytes, kTVMFFISmallBytes, BytesObj> {
+ public:
+  static constexpr const char* kName = "Bytes";
+  // Spelled out rather than inherited (`using`): GCC gives inherited and implicit members
+  // the class's default visibility.
+  TVM_FFI_HIDDEN Bytes() noexcept = default;
+  TVM_FFI_HIDDEN Bytes(const char* data, size_t size) : CharsHandle(data, size) {}
+  TVM_FFI_HIDDEN Bytes(const char* text) : CharsHandle(text) {}         // NOLINT
+  TVM_FFI_HIDDEN Bytes(const std::string& text) : CharsHandle(text) {}  // NOLINT
+  TVM_FFI_HIDDEN Bytes(std::string_view text) : CharsHandle(text) {}    // NOLINT
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Bytes);
+  TVM_FFI_HIDDEN ~Bytes() = default;
+};
 
 TVM_FFI_HIDDEN inline String operator+(const String& a, std::string_view b) {
   std::string s(a);
@@ -202,8 +234,12 @@ namespace ffi {
 namespace details {
 
 struct CharsAccess {
-  template <typename T>
-  static auto& Of(T& v) noexcept {
+  template <typename D, int32_t kSmall, typename Obj>
+  static CharsAny<kSmall, Obj>& Of(CharsHandle<D, kSmall, Obj>& v) noexcept {
+    return v.chars_;
+  }
+  template <typename D, int32_t kSmall, typename Obj>
+  static const CharsAny<kSmall, Obj>& Of(const CharsHandle<D, kSmall, Obj>& v) noexcept {
     return v.chars_;
   }
 };
