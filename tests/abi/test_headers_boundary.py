@@ -98,6 +98,8 @@ OK = {
     "stl_repeat_none": ["--"],
     "stl_swap": [5, "s"],
     "load_and_call": 1040,
+    "module_kind": "test_runner",
+    "module_function": 19,
     "counter": [7, "c=7", 7, "c"],
     "counter_relabel": "new=1",
     "counter_global": 9,
@@ -140,6 +142,7 @@ ERRORS = {
         "ValueError",
         "no global function is registered as 'test.headers.none'",
     ],
+    "module_missing": ["AttributeError", "Module has no function 'nope'"],
     "load_and_call_missing": [
         "AttributeError",
         "Check failed: (f.has_value()) is false: no function nope",

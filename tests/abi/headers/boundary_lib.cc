@@ -189,6 +189,24 @@ int64_t LoadAndCall(ffi::String path, ffi::String name, int64_t x) {
   return (*f)(x, x).cast<int64_t>() + (mod->ImplementsFunction(name, false) ? 1000 : 0);
 }
 
+// A module written in C++, as FlashInfer writes its GEMM runners (a ModuleObj subclass made
+// with make_object and returned as a Module): the runtime's code calls its virtual functions.
+class RunnerModule : public ffi::ModuleObj {
+ public:
+  const char* kind() const final { return "test_runner"; }
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) {
+    if (name == "workspace_size") {
+      return ffi::Function::FromTyped([this](int64_t m, int64_t n) { return m * n + bias_; });
+    }
+    return ffi::Function(nullptr);
+  }
+  int64_t bias_ = 7;
+};
+ffi::Module MakeModule() {
+  auto ptr = ffi::make_object<RunnerModule>();
+  return ffi::Module(ptr);
+}
+
 int64_t CallGlobal(ffi::String name, int64_t x) {
   return ffi::Function::GetGlobalRequired(std::string(name))(x).cast<int64_t>();
 }
@@ -234,4 +252,5 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(is_counter, IsCounter);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(stl_repeat, StlRepeat);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(stl_swap, StlSwap);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(load_and_call, LoadAndCall);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_module, MakeModule);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC(add_int, "Adds two ints.");

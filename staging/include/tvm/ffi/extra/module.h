@@ -22,6 +22,9 @@ class Module;
 
 class TVM_FFI_DLL ModuleObj : public Object {
  public:
+  TVM_FFI_HIDDEN ModuleObj() = default;
+  // Not virtual, as in every runtime's ModuleObj: the deleter make_object set knows the type.
+  TVM_FFI_HIDDEN ~ModuleObj() = default;
   /*! \brief The kind of module ("library", "cuda", ...). */
   virtual const char* kind() const = 0;
   /*! \brief Module::ModulePropertyMask bits. */
