@@ -23,6 +23,7 @@ import headers_build
 CLIENTS = headers_build.HERE / "clients"
 # sglang builds its JIT sources as C++20; FlashInfer's bindings build as C++17.
 STANDARD = {
+    "flashinfer_safe_call.cc": "-std=c++17",
     "flashinfer_utils.cc": "-std=c++17",
     "sglang_ffi.cc": "-std=c++20",
     "sglang_ngram_corpus.cc": "-std=c++17",

@@ -23,6 +23,7 @@ TVM_FFI_NAME = re.compile(r"^_Z(?:T[VIS]|GV)?N(?:K)?3tvm3ffi")
 SOURCES = [
     headers_build.HERE / "boundary_lib.cc",
     headers_build.HERE / "clients" / "flashinfer_utils.cc",
+    headers_build.HERE / "clients" / "flashinfer_safe_call.cc",
     headers_build.HERE / "clients" / "sglang_ngram_corpus.cc",
 ]
 

@@ -231,7 +231,43 @@ struct TypeTraits<Any> {
   static void Schema(std::string* out) { *out += R"({"type":"Any"})"; }
 };
 
+/*! \brief None, as a value (what a safe call without result stores). */
+template <>
+struct TypeTraits<std::nullptr_t> : PODTraits<std::nullptr_t> {
+  static void CopyToView(std::nullptr_t, TVMFFIAny* out) noexcept { SetPOD(out, kTVMFFINone); }
+  static std::optional<std::nullptr_t> TryFromView(const TVMFFIAny& v) noexcept {
+    if (v.type_index == kTVMFFINone) return nullptr;
+    return std::nullopt;
+  }
+  static void TypeName(std::string* out) { *out += "None"; }
+  static void Schema(std::string* out) { *out += R"({"type":"None"})"; }
+};
+
 }  // namespace details
+
+/*!
+ * \brief compat: apache-tvm-ffi. Its conversion traits by its names, for host code generated
+ * against them (`tvm::ffi::TypeTraits<std::nullptr_t>::CopyToAnyView(nullptr, result)`); a
+ * thin adapter over details::TypeTraits, the one implementation.
+ */
+template <typename T, typename = void>
+struct TypeTraits {
+  static void CopyToAnyView(const T& value, TVMFFIAny* out) {
+    details::TypeTraits<T>::CopyToView(value, out);
+  }
+  static void MoveToAny(T value, TVMFFIAny* out) {
+    details::TypeTraits<T>::MoveToAny(std::move(value), out);
+  }
+  static std::optional<T> TryCastFromAnyView(const TVMFFIAny* value) {
+    try {
+      return details::TypeTraits<T>::TryFromView(*value);
+    } catch (const details::ConversionError&) {
+      return std::nullopt;
+    }
+  }
+  static std::string TypeStr() { return details::TypeName<T>(); }
+};
+
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END

@@ -272,6 +272,38 @@ int ExportCall(const F& func, const char* name, const TVMFFIAny* args, int32_t n
 TVM_FFI_DETAIL_HIDDEN_END
 
 /*!
+ * \brief compat: apache-tvm-ffi. Brackets the body of a hand-written safe-call function (the
+ * C signature of c_api.h): an exception thrown inside becomes the return code -1 with the error
+ * in the runtime's slot, as in an exported typed function. The body may not return itself.
+ *
+ *   TVM_FFI_DLL_EXPORT int __tvm_ffi_run(void*, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
+ *     TVM_FFI_SAFE_CALL_BEGIN();
+ *     ...
+ *     TVM_FFI_SAFE_CALL_END();
+ *   }
+ */
+#define TVM_FFI_SAFE_CALL_BEGIN() \
+  try {                           \
+  (void)0
+#define TVM_FFI_SAFE_CALL_END()                                                         \
+  return 0;                                                                             \
+  }                                                                                     \
+  catch (...) {                                                                         \
+    return ::tvm::ffi::details::RaiseCurrentException("<safe call>",                    \
+                                                      ::tvm::ffi::details::kStageCall); \
+  }                                                                                     \
+  TVM_FFI_UNREACHABLE()
+/*! \brief compat: apache-tvm-ffi. Throws the raised error when `func` (a safe call) fails. */
+#define TVM_FFI_CHECK_SAFE_CALL(func)                                                     \
+  {                                                                                       \
+    const int tvm_ffi_safe_call_code_ = (func);                                           \
+    if (TVM_FFI_UNLIKELY(tvm_ffi_safe_call_code_ != 0)) {                                 \
+      if (tvm_ffi_safe_call_code_ == -2) throw ::tvm::ffi::details::EnvErrorAlreadySet{}; \
+      throw ::tvm::ffi::details::MoveFromRaised(#func);                                   \
+    }                                                                                     \
+  }
+
+/*!
  * \brief Exports `...` (a function name or a lambda expression; variadic so a lambda body may
  * contain commas) as `__tvm_ffi_<ExportName>`, with its type schema as
  * `__tvm_ffi__metadata_<ExportName>` (the loader reads which parameters are DLTensor*).
