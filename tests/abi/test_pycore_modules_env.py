@@ -112,6 +112,36 @@ assert m.stream_of(torch.ones(2)) == 0 and queries == []   # CPU tensors: no str
     )
 
 
+def test_stream_is_asked_for_only_when_the_callee_asks(core_runtime: str) -> None:
+    # On our runtime the call runs in a frame whose provider asks the producer lazily; on
+    # apache's (no frames) the stream is set before every call with a CUDA tensor.
+    run_core_child(
+        core_runtime,
+        FAKE_CUDA
+        + r"""
+m = core.load_module(LIB)
+x = FakeCudaTensor()
+assert core._lazy_stream == (RUNTIME == "ours")
+assert m.tensor_shape(x) == (4,)                      # the callee never asks
+assert queries == ([] if RUNTIME == "ours" else [(2, 1)])
+queries.clear()
+assert m.stream_of(x) == 0xABC1 and queries == [(2, 1)]    # asked once, answered once
+queries.clear()
+assert m.set_then_get_stream(x, 0x5150) == 0x5150     # the callee's own choice wins
+assert queries == ([] if RUNTIME == "ours" else [(2, 1)])
+assert m.cuda_stream(1) == 0                          # nothing outlives the call
+def failing(device_type, device_id, out):  # -1 without a Python error (ctypes keeps none)
+    return -1
+API.current_work_stream = STREAM(failing)
+if RUNTIME == "ours":
+    assert m.tensor_shape(x) == (4,)                  # never asked: the failure never happens
+raises(RuntimeError, "the tensor producer's current_work_stream failed for cuda:1 without an "
+       "error", m.stream_of, x)
+assert m.cuda_stream(1) == 0
+""",
+    )
+
+
 def test_corrupt_producer_tensors_are_refused_naming_the_argument(core_runtime: str) -> None:
     run_core_child(
         core_runtime,
