@@ -2,9 +2,11 @@
 staging/python_core) against apache-tvm-ffi's own Python, and against today's core.
 
 Rows: a no-op called with no arguments, with 3 CPU torch tensors, with 3 ints.
-Columns, each in its own process (the three cannot share one):
+Columns, each in its own process (they cannot share one):
   * next: _core_next + apache's libtvm_ffi.so, calling a library built as apache's clients
     build theirs (tests/abi/pycore/echo_lib.cc: noop, noop_tensors, noop_ints);
+  * next-ours: _core_next + our libtvm_ffi.so (staging/runtime), the same library (with CUDA
+    tensors the stream comes from a lazy call frame there, not set eagerly);
   * apache: apache-tvm-ffi's Python (PYTHONPATH = its unpacked wheel) calling the same library;
   * today: this package's installed core (ABI v3) calling the same no-ops made by load_inline.
 Medians of many samples after a warm-up, in microseconds per call (CPU tensors unless
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=2000, help="calls per sample")
     parser.add_argument("--samples", type=int, default=200, help="samples per row")
-    parser.add_argument("--rounds", type=int, default=3, help="turns of the three columns")
+    parser.add_argument("--rounds", type=int, default=3, help="turns of the columns")
     parser.add_argument(
         "--device", default="cpu", help="the tensors' torch device (cuda: the stream is set)"
     )
@@ -84,26 +86,27 @@ def main(argv: list[str] | None = None) -> None:
     wheel = apache_wheel.fetch_wheel()
     if wheel is None:
         sys.exit("apache-tvm-ffi's wheel cannot be had (no network, no cached wheel)")
-    setup = next_pycore.apache_setup()
-    assert setup is not None
-    runtime, core_dir, lib, _ = setup
-    programs = {
-        "next": (
-            next_pycore.child_prelude(runtime, core_dir)
-            + f"lib = core.load_module({str(lib)!r})\n",
-            None,
-        ),
-        "apache": (
-            f"import tvm_ffi\nlib = tvm_ffi.load_module({str(lib)!r})\n",
-            dict(os.environ, PYTHONPATH=str(apache_wheel.unpacked(wheel))),
-        ),
-        "today": (
-            "import tvm_ffi.cpp\n"
-            f"lib = tvm_ffi.cpp.load_inline('abi_noop', cpp_sources={NOOP_SOURCE!r}, "
-            "functions=['noop', 'noop_tensors', 'noop_ints'])\n",
-            None,
-        ),
-    }
+    programs = {}
+    for column, runtime_name in (("next", "apache"), ("next-ours", "ours")):
+        setup = next_pycore.setup(runtime_name)
+        assert setup is not None
+        runtime, core_dir, lib, _ = setup
+        prelude = next_pycore.child_prelude(runtime, core_dir)
+        programs[column] = (prelude + f"lib = core.load_module({str(lib)!r})\n", None)
+    programs.update(
+        {
+            "apache": (
+                f"import tvm_ffi\nlib = tvm_ffi.load_module({str(lib)!r})\n",
+                dict(os.environ, PYTHONPATH=str(apache_wheel.unpacked(wheel))),
+            ),
+            "today": (
+                "import tvm_ffi.cpp\n"
+                f"lib = tvm_ffi.cpp.load_inline('abi_noop', cpp_sources={NOOP_SOURCE!r}, "
+                "functions=['noop', 'noop_tensors', 'noop_ints'])\n",
+                None,
+            ),
+        }
+    )
     columns: dict[str, dict[str, float]] = {}
     for _ in range(args.rounds):
         for column, (code, env) in programs.items():

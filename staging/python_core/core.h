@@ -14,6 +14,9 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
+// The runtime's private call-frame entries (D4); resolved at init, absent on apache's runtime.
+#include "../runtime/frame_api.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -200,11 +203,29 @@ PyObject* TensorToPython(TVMFFIObject* tensor, const ExchangeApi* api);
 // ---- the stream around a call (env.cc) --------------------------------------------------------
 struct StreamScope {
   bool active = false;
-  int32_t device_id = 0;
-  void* previous = nullptr;
+  bool lazy = false;                   // a frame was pushed (our runtime)
+  int32_t device_id = 0;               // eager: the device whose stream was set
+  void* previous = nullptr;            // eager: its stream before the call
+  const ExchangeApi* api = nullptr;    // the producer asked for the stream
+  TVMFFICubinStreamProvider provider{};  // lazy: handed to the runtime for the call
+  PyObject* error_type = nullptr;      // lazy: the producer's failure, raised after the call
+  PyObject* error_value = nullptr;
+  PyObject* error_traceback = nullptr;
+  StreamScope() = default;
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+  ~StreamScope() {
+    Py_XDECREF(error_type);
+    Py_XDECREF(error_value);
+    Py_XDECREF(error_traceback);
+  }
   int Enter(const ArgFrame& frame);  // 0, or -1 with a Python error set
-  void Leave();
+  int Leave();                       // 0, or -1 with the provider's Python error set
 };
+/*! \brief Finds our runtime's frame entries (module init); absent: the eager path. */
+void InitLazyStream();
+/*! \brief Whether calls run in lazy stream frames (our runtime). */
+bool LazyStreamEnabled();
 
 // ---- errors (errors.cc) -----------------------------------------------------------------------
 /*! \brief Replaces the kind -> class table consulted before the builtins (a dict, or None). */

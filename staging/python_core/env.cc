@@ -1,38 +1,87 @@
-// The stream around a call from Python.
+// The stream around a call from Python, when a CUDA tensor is among the arguments.
 //
-// Apache's runtime (today's target): when a CUDA tensor is among the arguments, the producer's
-// current stream for that device is set eagerly with TVMFFIEnvSetStream before the call and the
-// previous one restored after, so TVMFFIEnvGetStream inside the callee answers the caller's
-// stream. Our runtime (D4) will instead take a per-thread frame with a lazy provider, consulted
-// only if the callee asks; that entry is private to our runtime and not wired here yet: see
-// LazyFrameHook below, the one place it goes.
+// On our runtime (it exports the private TVMFFICubinEnvPushFrame/PopFrame, D4) the call runs in
+// a frame whose provider asks the tensor's producer for its current stream only if the callee
+// calls TVMFFIEnvGetStream, so a call that never asks pays no query. On apache's runtime (no
+// frames) the producer's current stream is set eagerly with TVMFFIEnvSetStream before the call
+// and the previous one restored after.
+#include <dlfcn.h>
+
 #include "core.h"
 
 namespace tvm_ffi_next {
 
 namespace {
 
-// ---- lazy frame provider (our runtime, D4): not wired -----------------------------------------
-// When our runtime exports its frame push/pop, they are resolved once and installed here; the
-// eager path below is then skipped. Until then both stay NULL.
+// The frame entries of the runtime this module is bound to; NULL on apache's runtime.
 struct LazyFrameHook {
-  int (*push)(const ExchangeApi* provider, int32_t device_type, int32_t device_id) = nullptr;
-  void (*pop)() = nullptr;
+  int (*push)(const TVMFFICubinStreamProvider* provider) = nullptr;
+  int (*pop)() = nullptr;
 };
 LazyFrameHook g_lazy_frame;
 
+// The producer's current stream for CUDA device `device_id`: 0, or -1 with a Python error set
+// (the producer's own, else one naming what failed).
+int CurrentWorkStream(const ExchangeApi* api, int32_t device_id, void** stream) {
+  if (api->current_work_stream(kDLCUDA, device_id, stream) == 0) return 0;
+  if (!PyErr_Occurred()) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "the tensor producer's current_work_stream failed for cuda:%d without an error",
+                 static_cast<int>(device_id));
+  }
+  return -1;
+}
+
+// Asked by the runtime on the calling thread (which holds the GIL: calls keep it) when the
+// callee calls TVMFFIEnvGetStream inside the frame. A producer's failure cannot cross the C
+// function, so it is kept in the scope and raised after the call.
+TVMFFIStreamHandle ProvideStream(void* ctx, int32_t device_type, int32_t device_id) {
+  auto* scope = static_cast<StreamScope*>(ctx);
+  if (device_type != kDLCUDA || scope->api == nullptr ||
+      scope->api->current_work_stream == nullptr || scope->error_type != nullptr) {
+    return nullptr;
+  }
+  void* stream = nullptr;
+  if (CurrentWorkStream(scope->api, device_id, &stream) != 0) {
+    PyErr_Fetch(&scope->error_type, &scope->error_value, &scope->error_traceback);
+    return nullptr;
+  }
+  return stream;
+}
+
 }  // namespace
+
+void InitLazyStream() {
+  // The runtime that serves this module's TVMFFI* calls, asked by handle: the module and its
+  // runtime may sit in a local scope that RTLD_DEFAULT does not search.
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&TVMFFIEnvGetStream), &info) == 0) return;
+  void* runtime = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (runtime == nullptr) return;
+  auto push = reinterpret_cast<int (*)(const TVMFFICubinStreamProvider*)>(
+      dlsym(runtime, "TVMFFICubinEnvPushFrame"));
+  auto pop = reinterpret_cast<int (*)()>(dlsym(runtime, "TVMFFICubinEnvPopFrame"));
+  if (push != nullptr && pop != nullptr) g_lazy_frame = LazyFrameHook{push, pop};
+  dlclose(runtime);  // RTLD_NOLOAD took a reference; the module's own link keeps it loaded
+}
+
+bool LazyStreamEnabled() { return g_lazy_frame.push != nullptr; }
 
 int StreamScope::Enter(const ArgFrame& frame) {
   if (frame.cuda_device < 0) return 0;  // CPU-only calls: nothing to do, no query
-  const ExchangeApi* api = frame.stream_api;
+  api = frame.stream_api;
   if (g_lazy_frame.push != nullptr) {
-    active = g_lazy_frame.push(api, kDLCUDA, frame.cuda_device) == 0;
+    provider = TVMFFICubinStreamProvider{this, &ProvideStream};
+    if (g_lazy_frame.push(&provider) != 0) {
+      RaiseCallError(-1, "TVMFFICubinEnvPushFrame", nullptr);
+      return -1;
+    }
+    lazy = active = true;
     return 0;
   }
   if (api == nullptr || api->current_work_stream == nullptr) return 0;
   void* stream = nullptr;
-  if (api->current_work_stream(kDLCUDA, frame.cuda_device, &stream) != 0) return -1;
+  if (CurrentWorkStream(api, frame.cuda_device, &stream) != 0) return -1;
   if (TVMFFIEnvSetStream(kDLCUDA, frame.cuda_device, stream, &previous) != 0) {
     RaiseCallError(-1, "TVMFFIEnvSetStream", nullptr);
     return -1;
@@ -42,18 +91,26 @@ int StreamScope::Enter(const ArgFrame& frame) {
   return 0;
 }
 
-void StreamScope::Leave() {
-  if (!active) return;
+int StreamScope::Leave() {
+  if (!active) return 0;
   active = false;
-  if (g_lazy_frame.pop != nullptr) {
-    g_lazy_frame.pop();
-    return;
+  if (lazy) {
+    if (g_lazy_frame.pop() != 0) {  // only when no frame is open: the push above opened one
+      TVMFFIObjectHandle error = nullptr;
+      TVMFFIErrorMoveFromRaised(&error);
+      DecRef(static_cast<TVMFFIObject*>(error));
+    }
+    if (error_type == nullptr) return 0;
+    PyErr_Restore(error_type, error_value, error_traceback);
+    error_type = error_value = error_traceback = nullptr;
+    return -1;
   }
   if (TVMFFIEnvSetStream(kDLCUDA, device_id, previous, nullptr) != 0) {
     TVMFFIObjectHandle error = nullptr;  // restoring a slot the call set cannot fail in practice
     TVMFFIErrorMoveFromRaised(&error);
     DecRef(static_cast<TVMFFIObject*>(error));
   }
+  return 0;
 }
 
 }  // namespace tvm_ffi_next

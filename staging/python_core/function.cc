@@ -59,7 +59,16 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   TVMFFIObject* handle = self->handle;
   const int rc = CellOf<TVMFFIFunctionCell>(handle)->safe_call(
       handle, packed, static_cast<int32_t>(nargs), &result);
-  stream.Leave();
+  if (stream.Leave() != 0) {  // the producer could not say its stream: that error wins
+    if (rc == 0 && IsObjectIndex(result.type_index)) DecRef(result.v_obj);
+    if (rc != 0) {
+      TVMFFIObjectHandle error = nullptr;
+      TVMFFIErrorMoveFromRaised(&error);
+      DecRef(static_cast<TVMFFIObject*>(error));
+    }
+    frame.Release();
+    return nullptr;
+  }
   if (rc != 0) {
     frame.Release();
     // Unnamed functions (callbacks, foreign addresses) add no "in function" context.

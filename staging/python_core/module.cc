@@ -59,7 +59,10 @@ PYBIND11_MODULE(_core_next, m) {
   TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", reinterpret_cast<void*>(PyErr_CheckSignals));
   TVMFFIEnvRegisterCAPI("PyGILState_Ensure", reinterpret_cast<void*>(PyGILState_Ensure));
   TVMFFIEnvRegisterCAPI("PyGILState_Release", reinterpret_cast<void*>(PyGILState_Release));
-  if (InitFunctionType(module) != 0 || InitObjectTypes(module) != 0 ||
+  InitLazyStream();
+  PyObject* lazy = LazyStreamEnabled() ? Py_True : Py_False;
+  if (PyModule_AddObject(module, "_lazy_stream", Py_NewRef(lazy)) != 0 ||
+      InitFunctionType(module) != 0 || InitObjectTypes(module) != 0 ||
       PyModule_AddFunctions(module, kModuleFunctions) != 0) {
     throw pybind11::error_already_set();
   }

@@ -37,20 +37,24 @@ PyObject* SequenceToList(TVMFFIObject* seq, ArgFrame* frame, int depth) {
   return list;
 }
 
-// A Map through the runtime's globals: the layout belongs to the runtime's one implementation.
+// A Map or Dict through the runtime's globals (the layout belongs to the runtime's one
+// implementation); each through its own, as a Map global may refuse a Dict.
 PyObject* MapToDict(TVMFFIObject* map, ArgFrame* frame, int depth) {
-  TVMFFIObject* size_fn = GetGlobal("ffi.MapSize");
-  TVMFFIObject* iter_fn = GetGlobal("ffi.MapForwardIterFunctor");
+  const bool is_dict = map->type_index == kTVMFFIDict;
+  const char* size_name = is_dict ? "ffi.DictSize" : "ffi.MapSize";
+  const char* iter_name = is_dict ? "ffi.DictForwardIterFunctor" : "ffi.MapForwardIterFunctor";
+  TVMFFIObject* size_fn = GetGlobal(size_name);
+  TVMFFIObject* iter_fn = GetGlobal(iter_name);
   PyObject* dict = nullptr;
   TVMFFIAny arg{}, out{}, iter_any{};
   arg.type_index = map->type_index;
   arg.v_obj = map;
   TVMFFIObject* iter = nullptr;
   if (size_fn == nullptr || iter_fn == nullptr) {
-    PyErr_SetString(PyExc_TypeError,
-                    "the runtime has no 'ffi.MapSize'/'ffi.MapForwardIterFunctor' to read a Map");
-  } else if (CallHandle(size_fn, "ffi.MapSize", &arg, 1, &out) == 0 &&
-             CallHandle(iter_fn, "ffi.MapForwardIterFunctor", &arg, 1, &iter_any) == 0) {
+    PyErr_Format(PyExc_TypeError, "the runtime has no '%s'/'%s' to read a %s", size_name,
+                 iter_name, is_dict ? "Dict" : "Map");
+  } else if (CallHandle(size_fn, size_name, &arg, 1, &out) == 0 &&
+             CallHandle(iter_fn, iter_name, &arg, 1, &iter_any) == 0) {
     const int64_t size = out.v_int64;
     iter = iter_any.v_obj;
     dict = PyDict_New();

@@ -120,18 +120,19 @@ int64_t IntArg(const char* fname, const TVMFFIAny* args, int32_t i) {
 TVMFFIAny CallFunction(TVMFFIObject* fn, const TVMFFIAny* args, int32_t n) {
   TVMFFIAny result = NoneValue();
   auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(fn + 1);
-  int rc = cell->safe_call(fn, args, n, &result);
-  if (rc != 0) {
-    TVMFFIObjectHandle err = nullptr;
-    TVMFFIErrorMoveFromRaised(&err);
-    if (err == nullptr) Throw("RuntimeError", "a function failed without raising an error");
-    auto* ecell = reinterpret_cast<TVMFFIErrorCell*>(Header(err) + 1);
-    RtError e{std::string(ecell->kind.data, ecell->kind.size),
-              std::string(ecell->message.data, ecell->message.size)};
-    DecRef(Header(err));
-    throw e;
-  }
+  if (cell->safe_call(fn, args, n, &result) != 0) RethrowRaised();
   return result;
+}
+
+void RethrowRaised() {
+  TVMFFIObjectHandle err = nullptr;
+  TVMFFIErrorMoveFromRaised(&err);
+  if (err == nullptr) Throw("RuntimeError", "a function failed without raising an error");
+  auto* ecell = reinterpret_cast<TVMFFIErrorCell*>(Header(err) + 1);
+  RtError e{std::string(ecell->kind.data, ecell->kind.size),
+            std::string(ecell->message.data, ecell->message.size)};
+  DecRef(Header(err));
+  throw e;
 }
 
 namespace {

@@ -130,6 +130,8 @@ void CheckArgCount(const char* fname, int32_t got, int32_t expected);
 int64_t IntArg(const char* fname, const TVMFFIAny* args, int32_t i);
 // Calls a function object; an error it raises is rethrown as RtError.
 TVMFFIAny CallFunction(TVMFFIObject* fn, const TVMFFIAny* args, int32_t n);
+// Moves the error raised on this thread (a C function returned -1) into an RtError.
+[[noreturn]] void RethrowRaised();
 
 // ---- containers (containers.cc) ----
 

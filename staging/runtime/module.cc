@@ -95,6 +95,25 @@ TVMFFIAny FindText(ModuleBase* m, const TVMFFIAny& name, bool query_imports, boo
   return NoneValue();
 }
 
+// "ffi.ModuleGetFunctionDoc" / "ffi.ModuleGetFunctionMetadata"(module, name, query_imports):
+// the text, or None when the function has none (apache's Optional<str>).
+TVMFFIAny TextGlobal(const char* fname, bool doc, const TVMFFIAny* a, int32_t n) {
+  CheckArgCount(fname, n, 3);
+  ModuleBase* m = ModuleArg(fname, a[0]);
+  StrView(a[1], (std::string(fname) + ": name").c_str());
+  return FindText(m, a[1], IntArg(fname, a, 2) != 0, doc);
+}
+
+const bool registered = [] {
+  RegisterGlobalNative("ffi.ModuleGetFunctionDoc", [](const TVMFFIAny* a, int32_t n) {
+    return TextGlobal("ffi.ModuleGetFunctionDoc", true, a, n);
+  });
+  RegisterGlobalNative("ffi.ModuleGetFunctionMetadata", [](const TVMFFIAny* a, int32_t n) {
+    return TextGlobal("ffi.ModuleGetFunctionMetadata", false, a, n);
+  });
+  return true;
+}();
+
 }  // namespace
 
 #define TVM_FFI_RT_CXX_EXPORT(mangled) __asm__(mangled) __attribute__((visibility("default")))

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from helpers.next_pycore import run_apache_child
+from helpers.next_pycore import run_core_child
 
 
-def test_scalars_arrive_with_their_type_index_and_value() -> None:
-    run_apache_child(r"""
+def test_scalars_arrive_with_their_type_index_and_value(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 m = core.load_module(LIB)
 assert m.type_index_of(None) == 0
 assert m.type_index_of(7) == 1 and m.add_int(2**62, 2**62 - 1) == 2**63 - 1
@@ -19,21 +21,27 @@ assert m.add_int(MyInt(5), 6) == 11
 import ctypes
 assert m.type_index_of(ctypes.c_void_p(1234)) == 4 and m.echo(ctypes.c_void_p(1234)) == 1234
 assert m.echo(ctypes.c_void_p(None)) is None
-""")
+""",
+    )
 
 
-def test_int_out_of_int64_range_names_the_argument() -> None:
-    run_apache_child(r"""
+def test_int_out_of_int64_range_names_the_argument(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 m = core.load_module(LIB)
 raises(OverflowError, "add_int() argument 2: int 9223372036854775808 does not fit in int64",
        m.add_int, 1, 2**63)
 raises(OverflowError, "add_int() argument 1: int -9223372036854775809 does not fit in int64",
        m.add_int, -2**63 - 1, 0)
-""")
+""",
+    )
 
 
-def test_strings_and_bytes_small_and_large() -> None:
-    run_apache_child(r"""
+def test_strings_and_bytes_small_and_large(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 m = core.load_module(LIB)
 assert m.type_index_of("") == 11 and m.type_index_of("seven77") == 11   # small str: <= 7 bytes
 assert m.type_index_of("eight888") == 65                                # StringObj
@@ -46,11 +54,14 @@ assert m.bytes_sum(bytearray(b"\x05")) == 5001
 class Name(str): pass
 assert m.concat(Name("sub"), "class") == "subclass"
 assert m.echo("x" * 100) == "x" * 100 and m.echo(b"\0" * 9) == b"\0" * 9
-""")
+""",
+    )
 
 
-def test_dtype_and_device_travel_as_values() -> None:
-    run_apache_child(r"""
+def test_dtype_and_device_travel_as_values(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import torch
 m = core.load_module(LIB)
 class dtype(str):  # the shape of tvm_ffi.dtype: a str whose class has the DLPack fields
@@ -73,11 +84,14 @@ assert m.device_fields(torch.device("cpu")) == [1, 0]
 class Dev:
     def __dlpack_device__(self): return (2, 5)
 assert m.device_fields(Dev()) == [2, 5]
-""")
+""",
+    )
 
 
-def test_tensors_as_objects_and_as_views() -> None:
-    run_apache_child(r"""
+def test_tensors_as_objects_and_as_views(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import torch, numpy
 m = core.load_module(LIB)
 t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
@@ -94,11 +108,14 @@ assert m.tensor_shape(torch.tensor(3.0)) == () and m.view_sum(torch.tensor(3.0))
 assert m.tensor_shape(torch.ones(0, 3)) == (0, 3)
 assert m.view_sum(torch.arange(10, dtype=torch.float32)[4:6]) == 9.0  # offset into storage
 assert m.first_tensor(t, t) is t          # one of the arguments comes back as itself
-""")
+""",
+    )
 
 
-def test_containers_callables_and_objects() -> None:
-    run_apache_child(r"""
+def test_containers_callables_and_objects(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import torch
 m = core.load_module(LIB)
 assert m.type_index_of([1, 2]) == 71 and m.type_index_of((1, 2)) == 71
@@ -134,11 +151,14 @@ assert m.type_index_of(o) == 74 and m.echo(o) is o and m.call_back(lambda x: x, 
 raises(TypeError, "Mismatched type on argument #0 when calling: `add_int(0: int, 1: int) -> int`. "
        f"Expected `int` but got `ffi.OpaquePyObject` (in function 'add_int' of library '{LIB}')",
        m.add_int, o, 1)
-""")
+""",
+    )
 
 
-def test_torch_conjugate_and_negative_views_are_refused() -> None:
-    run_apache_child(r"""
+def test_torch_conjugate_and_negative_views_are_refused(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import torch
 m = core.load_module(LIB)
 z = torch.tensor([1 + 2j, 3 - 1j])
@@ -149,4 +169,5 @@ raises(BufferError, "arg_kind() argument 1: can't pass a torch tensor with the n
 assert m.type_index_of(z.conj().resolve_conj()) == 70 and m.type_index_of(z) == 70
 assert m.view_sum(z.conj().imag.resolve_neg()) == -1.0
 assert m.view_sum(torch.ones(4, 4)[:, ::2]) == 8.0  # even strides, no bit: asked and passed
-""")
+""",
+    )

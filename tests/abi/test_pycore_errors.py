@@ -4,11 +4,13 @@ through the runtime's error slot."""
 
 from __future__ import annotations
 
-from helpers.next_pycore import run_apache_child
+from helpers.next_pycore import run_core_child
 
 
-def test_kinds_become_classes_and_messages_name_the_function() -> None:
-    run_apache_child(r"""
+def test_kinds_become_classes_and_messages_name_the_function(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 m = core.load_module(LIB)
 where = f" (in function 'raise_error' of library '{LIB}')"
 for kind in ("ValueError", "TypeError", "IndexError", "KeyError", "AttributeError",
@@ -24,11 +26,14 @@ for kind in ("ValueError", "TypeError", "IndexError", "KeyError", "AttributeErro
 raises(RuntimeError, "InternalError: broken" + where, m.raise_error, "InternalError", "broken")
 raises(ValueError, f"bad launch: code 7 (in function 'fail_parts' of library '{LIB}')",
        m.fail_parts)
-""")
+""",
+    )
 
 
-def test_error_table_maps_registered_kinds() -> None:
-    run_apache_child(r"""
+def test_error_table_maps_registered_kinds(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 m = core.load_module(LIB)
 class CUDADialectError(Exception): pass
 class MyValueError(ValueError): pass
@@ -39,11 +44,14 @@ raises(MyValueError, "v" + where, m.raise_error, "ValueError", "v")
 core.set_error_table(None)
 raises(RuntimeError, "CUDADialectError: x" + where, m.raise_error, "CUDADialectError", "x")
 raises(TypeError, "set_error_table() expects a dict or None, got list", core.set_error_table, [])
-""")
+""",
+    )
 
 
-def test_python_exceptions_cross_back_through_callbacks() -> None:
-    run_apache_child(r"""
+def test_python_exceptions_cross_back_through_callbacks(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 m = core.load_module(LIB)
 where = f" (in function 'call_back' of library '{LIB}')"
 def fail(x):
@@ -61,22 +69,28 @@ raises(Custom, "from python" + where, m.call_back, custom, 1)
 # A callback result that cannot be converted is an error naming it.
 raises(OverflowError, "the Python callback's result: int 1180591620717411303424 does not fit "
        "in int64" + where, m.call_back, lambda x: 2**70, 1)
-""")
+""",
+    )
 
 
-def test_empty_and_bad_calls() -> None:
-    run_apache_child(r"""
+def test_empty_and_bad_calls(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 m = core.load_module(LIB)
 raises(ValueError, "cannot call an empty Function (it has no handle)", core.Function())
 raises(TypeError, "Function() takes no arguments", core.Function, 1)
 raises(TypeError, "add_int() takes no keyword arguments", lambda: m.add_int(a=1))
 raises(ValueError, "echo() argument 1: the Function is empty (no handle)", m.echo,
        core.Function())
-""")
+""",
+    )
 
 
-def test_error_values_and_odd_return_codes() -> None:
-    run_apache_child(r"""
+def test_error_values_and_odd_return_codes(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import ctypes
 m = core.load_module(LIB)
 e = m.make_error("ValueError", "made, not raised")
@@ -90,11 +104,14 @@ raises(RuntimeError, "function() returned -2 (Python error set) but none is set"
        wrap("raw_minus_two"))
 raises(RuntimeError, "function() failed (return code -1) without raising an error",
        wrap("raw_silent_failure"))
-""")
+""",
+    )
 
 
-def test_registered_kinds_work_both_ways() -> None:
-    run_apache_child(r"""
+def test_registered_kinds_work_both_ways(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 m = core.load_module(LIB)
 class MyError(RuntimeError): pass
 core._register_error("MyKind", MyError)  # what tvm_ffi.register_error calls
@@ -115,4 +132,5 @@ raises(TypeError, "error kind 'K': expected an Exception subclass (got <class 'i
        core._register_error, "K", int)
 raises(TypeError, "_register_error() takes (kind, cls) (got 1 arguments)",
        core._register_error, "K")
-""")
+""",
+    )

@@ -4,7 +4,7 @@ instances, and the unbound Function.__call__."""
 
 from __future__ import annotations
 
-from helpers.next_pycore import run_apache_child
+from helpers.next_pycore import run_core_child
 
 PRELUDE = r"""
 import ctypes, gc, sys, weakref
@@ -16,8 +16,9 @@ class Engine:  # stands in for the JIT's execution engine
 """
 
 
-def test_from_extern_c_and_mlir_packed() -> None:
-    run_apache_child(
+def test_from_extern_c_and_mlir_packed(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
         PRELUDE
         + r"""
 f = core.Function.__from_extern_c__(address("raw_add_one"))
@@ -45,12 +46,13 @@ raises(TypeError, "Function.__from_extern_c__() got an unexpected keyword argume
        lambda: core.Function.__from_extern_c__(1, keep=None))
 raises(TypeError, "Function.__from_mlir_packed_safe_call__() takes one address (got 2 arguments)",
        core.Function.__from_mlir_packed_safe_call__, 1, 2)
-"""
+""",
     )
 
 
-def test_dsl_style_subclass() -> None:
-    run_apache_child(
+def test_dsl_style_subclass(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
         PRELUDE
         + r"""
 class JitCompiledFunction:  # the DSL's Python base
@@ -96,5 +98,5 @@ alive = weakref.ref(jit)
 del jit
 gc.collect()
 assert alive() is None and sys.getrefcount(engine) == before
-"""
+""",
     )

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.next_pycore import run_apache_child
+from helpers.next_pycore import run_core_child
 
 
-def test_load_module_and_function_lookup() -> None:
-    run_apache_child(r"""
+def test_load_module_and_function_lookup(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import pathlib
 m = core.load_module(pathlib.Path(LIB))
 assert type(m) is core.Module and m.path == LIB and m.type_key == "ffi.Module"
@@ -29,13 +31,18 @@ with tempfile.NamedTemporaryFile(suffix=".so") as bad:
     bad.flush()
     try:
         core.load_module(bad.name)
-    except RuntimeError as e:  # the runtime's kind (InternalError) and dlopen's reason follow
-        assert str(e).startswith(f"load_module(): cannot load '{bad.name}': InternalError: "), e
+    except RuntimeError as e:  # the runtime's error and dlopen's reason follow
+        if RUNTIME == "apache":  # apache's loader fails a check (InternalError)
+            assert str(e).startswith(f"load_module(): cannot load '{bad.name}': InternalError: "), e
+        else:  # ours says which library it could not load (RuntimeError)
+            assert str(e) == (f"load_module(): cannot load '{bad.name}': cannot load library "
+                              f"'{bad.name}': {bad.name}: file too short"), e
     else:
         raise AssertionError("loaded a file that is no library")
 assert core.get_global_func("ffi.Array")(1, "x") == [1, "x"]
 assert core.get_global_func("no.such.global") is None
-""")
+""",
+    )
 
 
 FAKE_CUDA = r"""
@@ -80,8 +87,9 @@ class FakeCudaTensor:
 """
 
 
-def test_stream_of_a_cuda_argument_is_set_for_the_call_and_restored() -> None:
-    run_apache_child(
+def test_stream_of_a_cuda_argument_is_set_for_the_call_and_restored(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
         FAKE_CUDA
         + r"""
 m = core.load_module(LIB)
@@ -100,12 +108,43 @@ assert sys.getrefcount(x) == before
 import torch
 queries.clear()
 assert m.stream_of(torch.ones(2)) == 0 and queries == []   # CPU tensors: no stream query
-"""
+""",
     )
 
 
-def test_corrupt_producer_tensors_are_refused_naming_the_argument() -> None:
-    run_apache_child(
+def test_stream_is_asked_for_only_when_the_callee_asks(core_runtime: str) -> None:
+    # On our runtime the call runs in a frame whose provider asks the producer lazily; on
+    # apache's (no frames) the stream is set before every call with a CUDA tensor.
+    run_core_child(
+        core_runtime,
+        FAKE_CUDA
+        + r"""
+m = core.load_module(LIB)
+x = FakeCudaTensor()
+assert core._lazy_stream == (RUNTIME == "ours")
+assert m.tensor_shape(x) == (4,)                      # the callee never asks
+assert queries == ([] if RUNTIME == "ours" else [(2, 1)])
+queries.clear()
+assert m.stream_of(x) == 0xABC1 and queries == [(2, 1)]    # asked once, answered once
+queries.clear()
+assert m.set_then_get_stream(x, 0x5150) == 0x5150     # the callee's own choice wins
+assert queries == ([] if RUNTIME == "ours" else [(2, 1)])
+assert m.cuda_stream(1) == 0                          # nothing outlives the call
+def failing(device_type, device_id, out):  # -1 without a Python error (ctypes keeps none)
+    return -1
+API.current_work_stream = STREAM(failing)
+if RUNTIME == "ours":
+    assert m.tensor_shape(x) == (4,)                  # never asked: the failure never happens
+raises(RuntimeError, "the tensor producer's current_work_stream failed for cuda:1 without an "
+       "error", m.stream_of, x)
+assert m.cuda_stream(1) == 0
+""",
+    )
+
+
+def test_corrupt_producer_tensors_are_refused_naming_the_argument(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
         FAKE_CUDA
         + r"""
 m = core.load_module(LIB)
@@ -123,13 +162,15 @@ for fields, words in cases:
            m.arg_kind, x)  # the TensorView path
 corrupt.clear()
 assert m.tensor_shape(x) == (4,)
-"""
+""",
     )
 
 
 @pytest.mark.gpu
-def test_torch_cuda_stream_reaches_the_callee() -> None:
-    run_apache_child(r"""
+def test_torch_cuda_stream_reaches_the_callee(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import torch
 m = core.load_module(LIB)
 t = torch.ones(4, device="cuda")
@@ -138,4 +179,5 @@ with torch.cuda.stream(s):
     assert m.stream_of(t) == s.cuda_stream
 assert m.stream_of(t) == torch.cuda.current_stream().cuda_stream
 assert m.cuda_stream(0) == 0
-""")
+""",
+    )

@@ -4,7 +4,7 @@ repeated calls do not grow the process."""
 
 from __future__ import annotations
 
-from helpers.next_pycore import run_apache_child
+from helpers.next_pycore import run_core_child
 
 RSS = r"""
 def rss_mib():
@@ -13,8 +13,10 @@ def rss_mib():
 """
 
 
-def test_library_objects_are_destroyed_when_python_drops_them() -> None:
-    run_apache_child(r"""
+def test_library_objects_are_destroyed_when_python_drops_them(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import gc
 m = core.load_module(LIB)
 assert m.live_count() == 0
@@ -34,11 +36,14 @@ held = m.echo({"a": m.make_counted(1), "b": [m.make_counted(2)]})
 assert m.live_count() == 2
 del held
 assert m.live_count() == 0
-""")
+""",
+    )
 
 
-def test_python_objects_held_by_the_library_are_released() -> None:
-    run_apache_child(r"""
+def test_python_objects_held_by_the_library_are_released(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import sys, numpy
 m = core.load_module(LIB)
 f = lambda x: x
@@ -69,11 +74,14 @@ m.keep_any(o)
 assert sys.getrefcount(o) == before + 1 and m.kept_any() is o
 m.drop_kept()
 assert sys.getrefcount(o) == before
-""")
+""",
+    )
 
 
-def test_kept_pooled_tensor_owns_its_memory() -> None:
-    run_apache_child(r"""
+def test_kept_pooled_tensor_owns_its_memory(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
+        r"""
 import gc, torch
 m = core.load_module(LIB)
 t = torch.arange(4, dtype=torch.float32)
@@ -84,11 +92,13 @@ assert torch.from_dlpack(m.kept_tensor()).tolist() == [0.0, 1.0, 2.0, 3.0]
 m.drop_kept()
 t = torch.arange(3, dtype=torch.float32)
 assert m.use_count(t) == 2 and m.use_count(t) == 2  # the pool's object is reused, unique
-""")
+""",
+    )
 
 
-def test_repeated_calls_do_not_grow_the_process() -> None:
-    run_apache_child(
+def test_repeated_calls_do_not_grow_the_process(core_runtime: str) -> None:
+    run_core_child(
+        core_runtime,
         RSS
         + r"""
 import torch
@@ -110,5 +120,5 @@ start = rss_mib()
 burst(20000)
 grown = rss_mib() - start
 assert grown < 8, f"grew {grown:.1f} MiB over 20000 rounds"
-"""
+""",
     )

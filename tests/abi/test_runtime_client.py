@@ -3,7 +3,9 @@ apache's headers, -ltvm_ffi against apache's runtime) runs in our runtime exactl
 apache's: a C driver (client_driver.c, c_api.h only) loads it through "ffi.ModuleLoadFromFile"
 and exchanges every boundary type with it; its output with our libtvm_ffi.so first on the
 library path equals its output with apache's, except for the two messages our runtime words
-itself (listed below)."""
+itself (listed below). Maps and dicts built by the library's inline code (small and dense) are
+read and changed through the runtime's ffi.Map*/ffi.Dict* globals, and the runtime's through the
+library."""
 
 from __future__ import annotations
 
@@ -29,7 +31,21 @@ OUR_WORDING = {
         "from_imports -> rc=-1 RuntimeError: function 'client.nothing' is neither in the modules "
         "this library imports nor a global function"
     ),
+    "ffi.Map odd -> rc=-1 InternalError: Check failed: args.size() % 2 == 0 (1 vs. 0) : ": (
+        "ffi.Map odd -> rc=-1 ValueError: ffi.Map: takes alternating keys and values (got 1 "
+        "arguments)"
+    ),
+    "ffi.MapSize int -> rc=-1 TypeError: Mismatched type on argument #0 when calling: "
+    "`ffi.MapSize(0: ffi.Map) -> int`. Expected `ffi.Map` but got `int`": (
+        "ffi.MapSize int -> rc=-1 TypeError: ffi.MapSize: argument 0 must be ffi.Map (got int)"
+    ),
 }
+# An absent key: apache says "key is not in Map"; ours names the function, the key and the type.
+for _fn, _key, _type in [("Map", "k2", "Map"), ("Map", "zz", "Map"), ("Dict", "zz", "Dict")]:
+    OUR_WORDING[f"ffi.{_fn}GetItem {_key} -> rc=-1 KeyError: key is not in Map"] = (
+        f"ffi.{_fn}GetItem {_key} -> rc=-1 KeyError: ffi.{_fn}GetItem: key '{_key}' is not in "
+        f"the {_type}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +111,14 @@ def test_same_output_in_both_runtimes(built, wheel):
         "x must be positive, got -1",
         "call_mod -> str[10] 'library:41'",
         "point_y -> int 20",
+        "map_walk -> str[38] 'k0:0,k1:10,k2:20,k3:30|sum=60|has_zz=0'",
+        "ffi.MapGetItemOrMissing zz -> object ffi.Object",
+        "ffi.Map -> map{str[2] 'k0': int 0, str[2] 'k1': int 10}",
+        "ffi.DictCount 3 -> int 0",
+        "dict{str[2] 'k0': int 0, int 1: int -1, str[2] 'k2': int -2, str[2] 'k4': int -4, "
+        "int 5: int -5, str[5] 'added': int 99}",
+        "dict_change -> int 33",
+        "ffi.DictSize after clear -> int 0",
         "done",
     ]:
         assert line + "\n" in ours

@@ -38,7 +38,8 @@ def _command(runtime_dir: Path, output: Path) -> list[str]:
 
 def _digest(runtime_dir: Path) -> str:
     h = hashlib.sha256()
-    for path in sorted(SOURCES.glob("*")) + sorted(INCLUDE.rglob("*.h")):
+    headers = [*sorted(INCLUDE.rglob("*.h")), ROOT / "staging" / "runtime" / "frame_api.h"]
+    for path in sorted(SOURCES.glob("*")) + headers:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     lib = runtime_dir / "libtvm_ffi.so"
     h.update(str(lib.resolve()).encode() + str(lib.stat().st_mtime_ns).encode())
@@ -108,10 +109,15 @@ def raises(exc, message, fn, *args):
 """
 
 
+#: The runtimes the core is tested on: apache-tvm-ffi's libtvm_ffi.so and ours (staging/runtime).
+RUNTIMES = ("apache", "ours")
+
+
 @functools.cache
-def apache_setup() -> tuple[Path, Path, Path, Path] | None:
-    """(apache's runtime, the folder of ``_core_next`` built against it, the test library built
-    as apache's clients build theirs, a C library of raw safe calls), or None without the wheel."""
+def _libraries() -> tuple[Path, Path] | None:
+    """The test library built as apache's clients build theirs (its DT_NEEDED libtvm_ffi.so is
+    whichever runtime the child loaded first) and a C library of raw safe calls; None without
+    the wheel."""
     import atexit
     import shutil
 
@@ -120,8 +126,6 @@ def apache_setup() -> tuple[Path, Path, Path, Path] | None:
     wheel = apache_wheel.fetch_wheel()
     if wheel is None:
         return None
-    runtime = apache_wheel.runtime_path(wheel)
-    core = build(runtime.parent)
     out = Path(tempfile.mkdtemp(prefix="pycore-libs-"))
     atexit.register(shutil.rmtree, out, True)
     sources = ROOT / "tests" / "abi" / "pycore"
@@ -132,17 +136,38 @@ def apache_setup() -> tuple[Path, Path, Path, Path] | None:
     proc = subprocess.run([*cmd, "-o", str(raw)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}\n{proc.stderr}")
-    return runtime, core, lib, raw
+    return lib, raw
 
 
-def run_apache_child(code: str, timeout: float = 120) -> str:
-    """Runs ``code`` in a child with apache's runtime, ``core`` (_core_next), ``LIB`` (the
-    echo library's path), ``RAW`` (the raw safe-call library's path) and ``raises``."""
+@functools.cache
+def setup(runtime_name: str) -> tuple[Path, Path, Path, Path] | None:
+    """(the runtime named "apache" or "ours", the folder of ``_core_next`` built against it, the
+    test library, the raw safe-call library), or None without apache's wheel."""
+    from helpers import apache_wheel, next_runtime
+
+    if runtime_name not in RUNTIMES:
+        raise ValueError(f"runtime must be one of {RUNTIMES} (got {runtime_name!r})")
+    libs = _libraries()
+    if libs is None:
+        return None
+    if runtime_name == "apache":
+        wheel = apache_wheel.fetch_wheel()
+        assert wheel is not None
+        runtime = apache_wheel.runtime_path(wheel)
+    else:
+        runtime = next_runtime.build()
+    return runtime, build(runtime.parent), *libs
+
+
+def run_core_child(runtime_name: str, code: str, timeout: float = 120) -> str:
+    """Runs ``code`` in a child on the named runtime, with ``core`` (_core_next), ``RUNTIME``
+    ("apache" or "ours"), ``LIB`` (the echo library's path), ``RAW`` (the raw safe-call
+    library's path) and ``raises``."""
     import pytest
 
-    setup = apache_setup()
-    if setup is None:
+    found = setup(runtime_name)
+    if found is None:
         pytest.skip("apache-tvm-ffi's wheel cannot be had (no network, no cached wheel)")
-    runtime, core, lib, raw = setup
-    head = f"LIB = {str(lib)!r}\nRAW = {str(raw)!r}\n" + CHILD_HELPERS
-    return run_child(runtime, core, head + code, timeout)
+    runtime, core, lib, raw = found
+    head = f"RUNTIME = {runtime_name!r}\nLIB = {str(lib)!r}\nRAW = {str(raw)!r}\n"
+    return run_child(runtime, core, head + CHILD_HELPERS + code, timeout)

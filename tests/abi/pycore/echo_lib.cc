@@ -120,6 +120,12 @@ int64_t StreamOf(ffi::TensorView t) {
 int64_t CudaStream(int64_t device) {
   return reinterpret_cast<int64_t>(TVMFFIEnvGetStream(kDLCUDA, static_cast<int32_t>(device)));
 }
+// Sets the tensor's device stream itself, then asks for it: an explicit choice of the callee.
+int64_t SetThenGetStream(ffi::TensorView t, int64_t stream) {
+  DLDevice d = t.device();
+  TVMFFIEnvSetStream(d.device_type, d.device_id, reinterpret_cast<void*>(stream), nullptr);
+  return reinterpret_cast<int64_t>(TVMFFIEnvGetStream(d.device_type, d.device_id));
+}
 int64_t UseCount(ffi::Tensor t) { return t.use_count(); }
 ffi::Any MakeError(ffi::String kind, ffi::String message) {
   return ffi::Error(std::string(kind), std::string(message), "");
@@ -167,6 +173,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(counted_value, CountedValue);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(live_count, LiveCount);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(stream_of, StreamOf);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(cuda_stream, CudaStream);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(set_then_get_stream, SetThenGetStream);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(use_count, UseCount);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_error, MakeError);
 

@@ -79,6 +79,9 @@ static const char* Kind(int32_t type_index) {
   return buf;
 }
 
+static TVMFFIObjectHandle Global(const char* name);
+static void PrintMap(const TVMFFIAny* a);
+
 /* Prints one value: its type key and content. */
 static void Print(const TVMFFIAny* a) {
   switch (a->type_index) {
@@ -144,6 +147,10 @@ static void Print(const TVMFFIAny* a) {
              (double)((float*)t->data)[0]);
       break;
     }
+    case kTVMFFIMap:
+    case kTVMFFIDict:
+      PrintMap(a);
+      break;
     default:
       printf("object %s", Kind(a->type_index));
   }
@@ -177,6 +184,48 @@ static TVMFFIAny Call(const char* label, TVMFFIObjectHandle f, TVMFFIAny* args, 
   Print(&r);
   printf("\n");
   return r;
+}
+
+/* A map or dict in its order, read through the runtime's ffi.*Size and ffi.*ForwardIterFunctor. */
+static void PrintMap(const TVMFFIAny* a) {
+  int dict = a->type_index == kTVMFFIDict;
+  TVMFFIObjectHandle size_f = Global(dict ? "ffi.DictSize" : "ffi.MapSize");
+  TVMFFIObjectHandle iter_f =
+      Global(dict ? "ffi.DictForwardIterFunctor" : "ffi.MapForwardIterFunctor");
+  TVMFFIAny self = *a, n = None(), it = None();
+  if (TVMFFIFunctionCall(size_f, &self, 1, &n) != 0 ||
+      TVMFFIFunctionCall(iter_f, &self, 1, &it) != 0) {
+    printf("unreadable map\n");
+    exit(1);
+  }
+  printf("%s{", dict ? "dict" : "map");
+  for (int64_t i = 0; i < n.v_int64; ++i) {
+    TVMFFIAny cmd = Int(0), k = None(), v = None(), more = None();
+    TVMFFIFunctionCall(it.v_obj, &cmd, 1, &k);
+    cmd = Int(1);
+    TVMFFIFunctionCall(it.v_obj, &cmd, 1, &v);
+    printf("%s", i ? ", " : "");
+    Print(&k);
+    printf(": ");
+    Print(&v);
+    Release(&k);
+    Release(&v);
+    cmd = Int(2);
+    TVMFFIFunctionCall(it.v_obj, &cmd, 1, &more);
+    if (!more.v_int64) break;
+  }
+  printf("}");
+  Release(&it);
+  TVMFFIObjectDecRef(size_f);
+  TVMFFIObjectDecRef(iter_f);
+}
+
+/* Calls the runtime global `name` and releases its result. */
+static void CallGlobal(const char* label, const char* name, TVMFFIAny* args, int n) {
+  TVMFFIObjectHandle f = Global(name);
+  TVMFFIAny r = Call(label, f, args, n);
+  Release(&r);
+  TVMFFIObjectDecRef(f);
 }
 
 static TVMFFIObjectHandle module = NULL;
@@ -238,6 +287,90 @@ static int Alloc(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
   alloc_tensor.deleter = ManagedDelete;
   *out = &alloc_tensor;
   return 0;
+}
+
+/* Maps and dicts built by the library (small and dense) read and changed through the runtime's
+ * globals, and built by the runtime read and changed by the library. */
+static void Maps(void) {
+  static const char* keys[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
+  TVMFFIAny a[16];
+  const int64_t sizes[] = {0, 3, 4, 5, 40};
+  for (int i = 0; i < 5; ++i) {
+    a[0] = Int(sizes[i]);
+    TVMFFIAny lib_map = CallFn("make_map", a, 1);
+    a[0] = lib_map;
+    a[1] = Raw("k2");
+    CallGlobal("ffi.MapGetItem k2", "ffi.MapGetItem", a, 2);
+    CallGlobal("ffi.MapGetItemOrMissing k2", "ffi.MapGetItemOrMissing", a, 2);
+    CallGlobal("ffi.MapCount k2", "ffi.MapCount", a, 2);
+    a[1] = Str("k3", 2, 0);  /* a String object key finds a small-string entry */
+    CallGlobal("ffi.MapCount String k3", "ffi.MapCount", a, 2);
+    Release(&a[1]);
+    a[1] = Raw("zz");
+    CallGlobal("ffi.MapGetItem zz", "ffi.MapGetItem", a, 2);
+    CallGlobal("ffi.MapGetItemOrMissing zz", "ffi.MapGetItemOrMissing", a, 2);
+    CallGlobal("ffi.MapSize", "ffi.MapSize", a, 1);
+    TVMFFIAny walked = CallFn("map_walk", a, 1);
+    Release(&walked);
+    Release(&lib_map);
+  }
+  for (int n = 2; n <= 8; n += 5) {
+    for (int i = 0; i < n; ++i) {
+      a[2 * i] = Raw(keys[i]);
+      a[2 * i + 1] = Int(i * 10);
+    }
+    TVMFFIObjectHandle make = Global("ffi.Map");
+    TVMFFIAny rt_map = Call("ffi.Map", make, a, 2 * n);
+    TVMFFIObjectDecRef(make);
+    TVMFFIAny walked = CallFn("map_walk", &rt_map, 1);
+    Release(&walked);
+    Release(&rt_map);
+  }
+  a[0] = Int(6);
+  TVMFFIAny lib_dict = CallFn("make_dict", a, 1);
+  a[0] = lib_dict;
+  a[1] = Raw("added");
+  a[2] = Int(99);
+  CallGlobal("ffi.DictSetItem", "ffi.DictSetItem", a, 3);
+  a[1] = Int(3);
+  CallGlobal("ffi.DictErase 3", "ffi.DictErase", a, 2);
+  CallGlobal("ffi.DictCount 3", "ffi.DictCount", a, 2);
+  a[1] = Int(5);
+  CallGlobal("ffi.DictGetItem 5", "ffi.DictGetItem", a, 2);
+  CallGlobal("ffi.DictGetItemOrMissing 5", "ffi.DictGetItemOrMissing", a, 2);
+  a[1] = Raw("zz");
+  CallGlobal("ffi.DictGetItem zz", "ffi.DictGetItem", a, 2);
+  CallGlobal("library dict after", "ffi.DictSize", a, 1);
+  Print(&lib_dict);
+  printf("\n");
+  for (int i = 0; i < 3; ++i) {
+    a[2 * i] = Raw(keys[i]);
+    a[2 * i + 1] = Int(i);
+  }
+  TVMFFIObjectHandle make = Global("ffi.Dict");
+  TVMFFIAny rt_dict = Call("ffi.Dict", make, a, 6);
+  TVMFFIObjectDecRef(make);
+  for (int i = 0; i < 30; ++i) { /* grows the runtime's dict to a dense table */
+    a[0] = rt_dict;
+    a[1] = Int(100 + i);
+    a[2] = Int(i);
+    CallGlobal("ffi.DictSetItem", "ffi.DictSetItem", a, 3);
+  }
+  a[0] = rt_dict;
+  a[1] = Raw("new");
+  a[2] = Int(5);
+  CallFn("dict_change", a, 3);
+  printf("runtime dict after the library's change: ");
+  Print(&rt_dict);
+  printf("\n");
+  CallGlobal("ffi.DictClear", "ffi.DictClear", a, 1);
+  CallGlobal("ffi.DictSize after clear", "ffi.DictSize", a, 1);
+  Release(&lib_dict);
+  Release(&rt_dict);
+  a[0] = Raw("odd");
+  CallGlobal("ffi.Map odd", "ffi.Map", a, 1);
+  a[0] = Int(1);
+  CallGlobal("ffi.MapSize int", "ffi.MapSize", a, 1);
 }
 
 int main(int argc, char** argv) {
@@ -513,6 +646,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "mapped: %s", name);
   }
   if (maps != NULL) fclose(maps);
+  Maps();
   Release(&m);
   printf("done\n");
   return 0;

@@ -2,7 +2,9 @@
 // -ltvm_ffi against its runtime): every kind of value crosses its exported functions.
 // tests/abi/test_runtime_client.py loads it into our runtime and into apache's.
 #include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/dict.h>
 #include <tvm/ffi/container/list.h>
+#include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/container/variant.h>
@@ -101,6 +103,41 @@ auto make_list_impl(int64_t n) {
   return l;
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_list, make_list_impl);
+// Maps built by the library's inline code (small up to 4 entries, dense beyond) and maps
+// built by the runtime, read and changed on the other side.
+auto make_map_impl(int64_t n) {
+  ffi::Map<ffi::String, int64_t> m;
+  for (int64_t i = 0; i < n; ++i) m.Set("k" + std::to_string(i), i * 10);
+  return m;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_map, make_map_impl);
+auto make_dict_impl(int64_t n) {
+  ffi::Dict<ffi::Any, int64_t> d;
+  for (int64_t i = 0; i < n; ++i) {
+    d.Set(i % 2 ? ffi::Any(i) : ffi::Any(ffi::String("k" + std::to_string(i))), -i);
+  }
+  return d;
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_dict, make_dict_impl);
+// Sums the values in order and looks every key up again: "k0:0,k1:10|sum=10".
+auto map_walk_impl(ffi::Map<ffi::String, int64_t> m) {
+  std::string out;
+  int64_t sum = 0;
+  for (const auto& [k, v] : m) {
+    out += (out.empty() ? "" : ",") + std::string(k) + ":" + std::to_string(v);
+    sum += m.at(k);
+  }
+  out += "|sum=" + std::to_string(sum) + "|has_zz=" + std::to_string(m.count("zz"));
+  return ffi::String(out);
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_walk, map_walk_impl);
+// Dicts are shared and mutable: the caller sees the key added and the key removed.
+auto dict_change_impl(ffi::Dict<ffi::Any, int64_t> d, ffi::String key, int64_t value) {
+  d.Set(key, value);
+  d.erase(ffi::String("k0"));
+  return static_cast<int64_t>(d.size());
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(dict_change, dict_change_impl);
 auto opt_or_impl(ffi::Optional<int64_t> x, int64_t d) { return x.has_value() ? *x : d; }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(opt_or, opt_or_impl);
 auto variant_desc_impl(ffi::Variant<int64_t, ffi::String> v) {

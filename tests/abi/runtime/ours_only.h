@@ -2,8 +2,9 @@
  * Where our runtime deliberately differs from apache-tvm-ffi's (c_api_driver.c runs these
  * only against ours): it refuses a type registration that disagrees with the first one
  * instead of keeping either silently, answers an unregistered type index with a placeholder
- * instead of ending the process, names the string in a bad dtype's message, and scopes
- * streams to call frames.
+ * instead of ending the process, names the string in a bad dtype's message, scopes
+ * streams to call frames, and refuses to read a map iterator past its entries (apache reads
+ * whatever memory follows) or to write a Map through the Dict globals (apache writes a copy).
  */
 #include "../../../staging/runtime/frame_api.h"
 
@@ -11,7 +12,45 @@ static TVMFFIStreamHandle ProviderStream(void* ctx, int32_t device_type, int32_t
   return (char*)ctx + device_type * 100 + device_id;
 }
 
+/* Calls a map iterator functor with `command` and prints the outcome. */
+static void Step(const char* what, TVMFFIAny* it, int64_t command) {
+  TVMFFIAny cmd = Int(command), r = None();
+  int rc = TVMFFIFunctionCall(it->v_obj, &cmd, 1, &r);
+  if (rc != 0) {
+    PrintError(what, rc, 1);
+    return;
+  }
+  printf("%s: type %d value %lld\n", what, r.type_index, (long long)r.v_int64);
+  Release(&r);
+}
+
+static void MapsOursOnly(void) {
+  int rc = 0;
+  TVMFFIAny empty = CallGlobal("ffi.Dict", NULL, 0, &rc);
+  TVMFFIAny it = CallGlobal("ffi.DictForwardIterFunctor", &empty, 1, &rc);
+  Step("empty dict: key", &it, 0);
+  Step("empty dict: advance", &it, 2);
+  Step("unknown command", &it, 3);
+  Release(&it);
+  TVMFFIAny kv[4] = {Int(1), Int(10), Int(2), Int(20)};
+  TVMFFIAny d = CallGlobal("ffi.Dict", kv, 4, &rc);
+  it = CallGlobal("ffi.DictForwardIterFunctor", &d, 1, &rc);
+  Step("dict: first value", &it, 1);
+  CallGlobal("ffi.DictClear", &d, 1, &rc);
+  Step("dict cleared while iterated: value", &it, 1);
+  Step("dict cleared while iterated: advance", &it, 2);
+  Release(&it);
+  Release(&d);
+  TVMFFIAny m = CallGlobal("ffi.Map", kv, 4, &rc);
+  TVMFFIAny set[3] = {m, Int(3), Int(30)};
+  CallGlobal("ffi.DictSetItem", set, 3, &rc);
+  PrintError("ffi.DictSetItem on a Map", rc, 1);
+  Release(&m);
+  Release(&empty);
+}
+
 static void OursOnly(void) {
+  MapsOursOnly();
   /* Looked up at run time: the driver also runs (without this part) against apache's runtime. */
   int (*PushFrame)(const TVMFFICubinStreamProvider*) =
       (int (*)(const TVMFFICubinStreamProvider*))dlsym(RTLD_DEFAULT, "TVMFFICubinEnvPushFrame");
