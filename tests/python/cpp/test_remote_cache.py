@@ -6,13 +6,19 @@ compiler that logs every call but --version, so the test sees that nothing was c
 from __future__ import annotations
 
 import base64
+import contextlib
+import http.client
+import http.server
 import json
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -426,3 +432,96 @@ def test_credentials_in_the_url_are_refused():
         "TVM_FFI_REMOTE_CACHE_OCI_USER and TVM_FFI_REMOTE_CACHE_OCI_PASSWORD (or "
         "TVM_FFI_REMOTE_CACHE_OCI_PASSWORD_FILE)"
     )
+
+
+@contextlib.contextmanager
+def _token_gate(upstream: str) -> Iterator[tuple[str, list[str]]]:
+    """A registry that asks for Bearer tokens: a loopback server that hands out a token per
+    scope to alice (Basic) at /token and forwards requests bearing the right one to the open
+    registry ``upstream``; its URL and the scopes asked for."""
+    scopes: list[str] = []
+
+    class Gate(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _reply(self, status, headers, body=b""):
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _handle(self):
+            parts = urllib.parse.urlsplit(self.path)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if parts.path == "/token":
+                scope = urllib.parse.parse_qs(parts.query)["scope"][0]
+                basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+                if self.headers.get("Authorization") != f"Basic {basic}":
+                    return self._reply(401, {})
+                scopes.append(scope)
+                token = json.dumps({"token": f"t:{scope}", "expires_in": 300}).encode()
+                return self._reply(200, {"Content-Type": "application/json"}, token)
+            repo = parts.path.split("/")[2:4]
+            actions = "pull" if self.command in ("GET", "HEAD") else "pull,push"
+            if (
+                self.headers.get("Authorization")
+                != f"Bearer t:repository:{'/'.join(repo)}:{actions}"
+            ):
+                realm = f"http://127.0.0.1:{self.server.server_port}/token"
+                challenge = (f'Bearer realm="{realm}",service="gate",'
+                             f'scope="repository:{"/".join(repo)}:{actions}"')  # fmt: skip
+                return self._reply(401, {"WWW-Authenticate": challenge})
+            conn = http.client.HTTPConnection(upstream, timeout=10)
+            headers = {k: v for k, v in self.headers.items() if k != "Authorization"}
+            conn.request(self.command, self.path, body=body or None, headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+            keep = ("Location", "Content-Type", "Docker-Content-Digest")
+            self._reply(response.status, {k: response.getheader(k) for k in keep
+                                          if response.getheader(k)}, data)  # fmt: skip
+            conn.close()
+
+        do_GET = do_HEAD = do_POST = do_PUT = _handle
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gate)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_port}", scopes
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_bearer_token_is_asked_per_scope_and_kept(monkeypatch, registry_url):
+    from tvm_ffi.cpp import _remote_oci, _remote_oci_auth
+
+    monkeypatch.setenv("TVM_FFI_REMOTE_CACHE_OCI_USER", USER)
+    monkeypatch.setenv("TVM_FFI_REMOTE_CACHE_OCI_PASSWORD", PASSWORD)
+    with _token_gate(registry_url.split("/")[2]) as (netloc, scopes):
+        url = f"oci://{netloc}/tvm-ffi/bearer"
+        writer = _remote_oci.Backend(url, 5.0)
+        assert writer.put("m_0123", b"entry bytes") and not writer.put("m_0123", b"other")
+        reader = _remote_oci.Backend(url, 5.0)
+        assert (reader.get("m_0123"), reader.get("m_4567")) == (b"entry bytes", None)
+        # One token per scope for the process: later requests and backends reuse it.
+        assert scopes == ["repository:tvm-ffi/bearer:pull", "repository:tvm-ffi/bearer:pull,push"]
+        monkeypatch.setattr(_remote_oci_auth, "_tokens", {})
+        monkeypatch.setenv("TVM_FFI_REMOTE_CACHE_OCI_PASSWORD", "not-the-password")
+        with pytest.raises(PermissionError, match=rf"^authentication failed for {netloc} "
+                           r"\(HTTP 401\) with TVM_FFI_REMOTE_CACHE_OCI_USER and "
+                           r"TVM_FFI_REMOTE_CACHE_OCI_PASSWORD$"):  # fmt: skip
+            _remote_oci.Backend(url, 5.0).has("m_0123")
+
+
+def test_a_token_realm_over_plain_http_is_refused():
+    from tvm_ffi.cpp import _remote_oci_auth
+
+    session = _remote_oci_auth.Session("registry.example", "registry.example", 5.0)
+    challenge = 'Bearer realm="http://auth.example/token",service="registry"'
+    with pytest.raises(OSError, match=r"^registry.example: refusing the token realm "
+                       r"'http://auth.example/token' \(not https://\)$"):  # fmt: skip
+        session.answer(challenge, "repository:modules:pull")
