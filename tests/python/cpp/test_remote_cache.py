@@ -326,6 +326,7 @@ def test_a_reader_authenticates_and_reads_over_tcp_and_a_unix_socket(tmp_path):
 # Registry authentication: Debian's docker-registry asking for htpasswd users (Basic), and a
 # loopback token server in front of an open one (Bearer).
 USER, PASSWORD = "alice", "pa55-w0rd"
+IDENTITY_TOKEN = "refresh-0123456789"  # an identitytoken of Docker's config.json
 
 
 @pytest.fixture(scope="module")
@@ -456,13 +457,17 @@ def _token_gate(upstream: str) -> Iterator[tuple[str, list[str]]]:
         def _handle(self):
             parts = urllib.parse.urlsplit(self.path)
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if parts.path == "/token":
-                scope = urllib.parse.parse_qs(parts.query)["scope"][0]
+            if parts.path == "/token":  # Basic on a GET, or Docker's refresh token (a POST)
+                form = urllib.parse.parse_qs(body.decode() if body else parts.query)
                 basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-                if self.headers.get("Authorization") != f"Basic {basic}":
+                if self.headers.get("Authorization") == f"Basic {basic}":
+                    field = "token"
+                elif form.get("refresh_token") == [IDENTITY_TOKEN]:
+                    field = "access_token"
+                else:
                     return self._reply(401, {})
-                scopes.append(scope)
-                token = json.dumps({"token": f"t:{scope}", "expires_in": 300}).encode()
+                scopes.append(form["scope"][0])
+                token = json.dumps({field: f"t:{form['scope'][0]}", "expires_in": 300}).encode()
                 return self._reply(200, {"Content-Type": "application/json"}, token)
             repo = parts.path.split("/")[2:4]
             actions = "pull" if self.command in ("GET", "HEAD") else "pull,push"
@@ -525,3 +530,20 @@ def test_a_token_realm_over_plain_http_is_refused():
     with pytest.raises(OSError, match=r"^registry.example: refusing the token realm "
                        r"'http://auth.example/token' \(not https://\)$"):  # fmt: skip
         session.answer(challenge, "repository:modules:pull")
+
+
+def test_a_docker_identity_token_is_sent_as_a_refresh_token(tmp_path, monkeypatch, registry_url):
+    from tvm_ffi.cpp import _remote_oci, _remote_oci_auth
+
+    for name in ("USER", "PASSWORD", "PASSWORD_FILE"):
+        monkeypatch.delenv(f"TVM_FFI_REMOTE_CACHE_OCI_{name}", raising=False)
+    monkeypatch.setattr(_remote_oci_auth, "_tokens", {})
+    with _token_gate(registry_url.split("/")[2]) as (netloc, scopes):
+        entry = {"auth": "", "identitytoken": IDENTITY_TOKEN}
+        monkeypatch.setenv("DOCKER_CONFIG", _docker_config(tmp_path / "docker", netloc, entry))
+        backend = _remote_oci.Backend(f"oci://{netloc}/tvm-ffi/identity", 5.0)
+        assert backend.put("m_0123", b"entry bytes") and backend.get("m_0123") == b"entry bytes"
+        assert scopes == [
+            "repository:tvm-ffi/identity:pull",
+            "repository:tvm-ffi/identity:pull,push",
+        ]
