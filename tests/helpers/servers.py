@@ -13,6 +13,7 @@ from pathlib import Path
 
 REDIS = shutil.which("redis-server")
 REGISTRY = shutil.which("docker-registry")
+HTPASSWD = shutil.which("htpasswd")  # bcrypt hashes for the registry (Debian: apache2-utils)
 
 
 def free_port() -> int:
@@ -51,14 +52,16 @@ def redis_server(workdir: Path, *options: str) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def registry(workdir: Path) -> Iterator[str]:
-    """Debian's docker-registry serving ``workdir``; an ``oci://`` URL of a repository."""
+def registry(workdir: Path, htpasswd: Path | None = None) -> Iterator[str]:
+    """Debian's docker-registry serving ``workdir`` (asking for the users of ``htpasswd``,
+    bcrypt hashes, when given); an ``oci://`` URL of a repository."""
     port = free_port()
     config = workdir / "config.yml"
+    auth = f"auth:\n  htpasswd:\n    realm: tvm-ffi\n    path: {htpasswd}\n" if htpasswd else ""
     config.write_text(
         "version: 0.1\n"
         f"storage:\n  filesystem:\n    rootdirectory: {workdir / 'storage'}\n"
-        f"http:\n  addr: 127.0.0.1:{port}\n"
+        f"http:\n  addr: 127.0.0.1:{port}\n{auth}"
     )
     with _serving([REGISTRY, "serve", str(config)], port, "docker-registry"):
         yield f"oci://127.0.0.1:{port}/tvm-ffi/modules"

@@ -3,7 +3,8 @@ distribution API v2 with the standard library's HTTP client (no client package: 
 calls below are the whole protocol; TLS for ``oci://`` except on a loopback host, plain
 HTTP for ``oci+http://``). An entry is an OCI artifact: a manifest tagged after the entry,
 one layer holding the stored entry. A registry has no lock: hosts missing one entry at once
-may each build and upload it (the same bytes under the same tag)."""
+may each build and upload it (the same bytes under the same tag). Authentication (Basic,
+Bearer tokens) is _remote_oci_auth's."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import http.client
 import json
 import urllib.parse
 
+from . import _remote_oci_auth
+
 __all__ = ["Backend"]
 
 _MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 _CONFIG = "application/vnd.oci.empty.v1+json"
 _LAYER = "application/vnd.tvm-ffi.module.v1"
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Backend:
@@ -28,16 +30,42 @@ class Backend:
         self._repo = parts.path.strip("/")
         if not parts.hostname or not self._repo:
             raise ValueError(f"{url!r}: give oci://host[:port]/repository")
-        plain = parts.scheme == "oci+http" or parts.hostname in _LOOPBACK
+        if "@" in parts.netloc:  # a URL ends up in logs and messages: no secret in it
+            raise ValueError(
+                f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}: credentials "
+                f"in the URL are refused; set {_remote_oci_auth.USER_ENV} and "
+                f"{_remote_oci_auth.PASSWORD_ENV} (or {_remote_oci_auth.PASSWORD_FILE_ENV})"
+            )
+        plain = parts.scheme == "oci+http" or parts.hostname in _remote_oci_auth.LOOPBACK
         self._conn_type = http.client.HTTPConnection if plain else http.client.HTTPSConnection
         self._netloc = parts.netloc
         self._timeout = timeout
+        self._auth = _remote_oci_auth.Session(parts.netloc, parts.hostname, timeout)
 
     def _request(self, method: str, path: str, body: bytes | None = None, headers=None):
+        """(status, headers, body) of one request, answering an authentication challenge."""
+        headers = dict(headers or {})
+        actions = "pull" if method in ("GET", "HEAD") else "pull,push"
+        scope = f"repository:{self._repo}:{actions}"
+        known = self._auth.header(scope)
+        if known:
+            headers["Authorization"] = known
+        status, response, data = self._send(method, path, body, headers)
+        challenge = response.getheader("WWW-Authenticate", "")
+        if status == 401 and challenge:
+            answer = self._auth.answer(challenge, scope)
+            if answer is not None and answer != known:
+                headers["Authorization"] = answer
+                status, response, data = self._send(method, path, body, headers)
+        if status == 401 or (status == 403 and "Authorization" in headers):
+            raise PermissionError(self._auth.failed(status))
+        return status, response, data
+
+    def _send(self, method: str, path: str, body: bytes | None, headers: dict):
         """(status, headers, body) of one request (a new connection: no state to keep)."""
         conn = self._conn_type(self._netloc, timeout=self._timeout)
         try:
-            conn.request(method, path, body=body, headers=headers or {})
+            conn.request(method, path, body=body, headers=headers)
             response = conn.getresponse()
             return response.status, response, response.read()
         finally:

@@ -5,12 +5,20 @@ compiler that logs every call but --version, so the test sees that nothing was c
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import http.client
+import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -313,3 +321,229 @@ def test_a_reader_authenticates_and_reads_over_tcp_and_a_unix_socket(tmp_path):
         wrong = _remote_resp.Backend(url.replace("redis://", "redis://:wrong@"), 5.0)
         with pytest.raises(RuntimeError, match=r"^Redis: WRONGPASS"):
             wrong.get("m_0123")
+
+
+# Registry authentication: Debian's docker-registry asking for htpasswd users (Basic), and a
+# loopback token server in front of an open one (Bearer).
+USER, PASSWORD = "alice", "pa55-w0rd"
+IDENTITY_TOKEN = "refresh-0123456789"  # an identitytoken of Docker's config.json
+
+
+@pytest.fixture(scope="module")
+def auth_registry(tmp_path_factory):
+    if servers.REGISTRY is None or servers.HTPASSWD is None:
+        pytest.skip("needs docker-registry and htpasswd (Debian: docker-registry apache2-utils)")
+    workdir = tmp_path_factory.mktemp("auth_registry")
+    users = workdir / "htpasswd"
+    users.write_bytes(subprocess.run([servers.HTPASSWD, "-Bbn", USER, PASSWORD],
+                                     capture_output=True, check=True).stdout)  # fmt: skip
+    with servers.registry(workdir, users) as url:
+        yield url
+
+
+def _secret_file(path: Path, text: str, mode: int) -> str:
+    path.write_text(text + "\n")
+    path.chmod(mode)
+    return str(path)
+
+
+def _docker_config(folder: Path, netloc: str, entry: dict) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"auths": {netloc: entry}}))
+    return str(folder)
+
+
+@pytest.mark.parametrize("source", ["env", "password file", "docker config"])
+def test_hosts_authenticate_to_a_registry(tmp_path, cxx, install_b, auth_registry, source):
+    url = f"{auth_registry}-{source.replace(' ', '-')}"
+    netloc = url.split("/")[2]
+    env = {
+        "env": {"TVM_FFI_REMOTE_CACHE_OCI_USER": USER,
+                "TVM_FFI_REMOTE_CACHE_OCI_PASSWORD": PASSWORD},
+        "password file": {"TVM_FFI_REMOTE_CACHE_OCI_USER": USER,
+                          "TVM_FFI_REMOTE_CACHE_OCI_PASSWORD_FILE":
+                          _secret_file(tmp_path / "password", PASSWORD, 0o600)},
+        "docker config": {"DOCKER_CONFIG": _docker_config(tmp_path / "docker", netloc, {
+            "auth": base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()})},
+    }[source]  # fmt: skip
+    a, built = host(tmp_path, "a", cxx, TVM_FFI_REMOTE_CACHE=url,
+                    TVM_FFI_REMOTE_CACHE_MODE="write", **env)  # fmt: skip
+    assert built and (a["stats"]["published"], a["warnings"]) == (1, []), a
+    b, calls = host(tmp_path, "b", cxx, "plain", install_b, TVM_FFI_REMOTE_CACHE=url, **env)
+    assert (b["value"], calls, b["warnings"], b["stats"]["fetched"]) == (42, [], [], 1)
+
+
+def test_a_wrong_password_warns_once_and_builds_locally(tmp_path, cxx, auth_registry):
+    netloc = auth_registry.split("/")[2]
+    b, calls = host(tmp_path, "b", cxx, TVM_FFI_REMOTE_CACHE=auth_registry,
+                    TVM_FFI_REMOTE_CACHE_OCI_USER=USER,
+                    TVM_FFI_REMOTE_CACHE_OCI_PASSWORD="not-the-password")  # fmt: skip
+    assert b["value"] == 42 and calls
+    assert b["warnings"] == [
+        f"tvm_ffi.cpp: remote cache {auth_registry} failed (PermissionError: authentication "
+        f"failed for {netloc} (HTTP 401) with TVM_FFI_REMOTE_CACHE_OCI_USER and "
+        "TVM_FFI_REMOTE_CACHE_OCI_PASSWORD); modules it lacks are built locally, and it is not "
+        "tried again in this process"
+    ]
+
+
+def test_a_credential_helper_is_not_run_but_named(tmp_path, monkeypatch, auth_registry):
+    from tvm_ffi.cpp import _remote_oci
+
+    netloc = auth_registry.split("/")[2]
+    folder = tmp_path / "docker"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"credHelpers": {netloc: "ecr-login"}}))
+    monkeypatch.setenv("DOCKER_CONFIG", str(folder))
+    for name in ("USER", "PASSWORD", "PASSWORD_FILE"):
+        monkeypatch.delenv(f"TVM_FFI_REMOTE_CACHE_OCI_{name}", raising=False)
+    with pytest.warns(RuntimeWarning) as caught:
+        backend = _remote_oci.Backend(auth_registry, 5.0)
+    assert [str(w.message) for w in caught] == [
+        f"tvm_ffi.cpp: {folder / 'config.json'} names the credential helper "
+        f"docker-credential-ecr-login for {netloc}; tvm_ffi runs no credential helper: export "
+        "TVM_FFI_REMOTE_CACHE_OCI_USER and TVM_FFI_REMOTE_CACHE_OCI_PASSWORD (or "
+        f"TVM_FFI_REMOTE_CACHE_OCI_PASSWORD_FILE) instead; trying {netloc} anonymously"
+    ]
+    with pytest.raises(PermissionError, match=rf"^authentication failed for {netloc} \(HTTP "
+                       r"401\) with no credentials \(anonymous\)$"):  # fmt: skip
+        backend.has("m_0123")
+
+
+def test_a_password_file_others_can_read_is_refused(tmp_path, monkeypatch):
+    from tvm_ffi.cpp import _remote_oci
+
+    path = _secret_file(tmp_path / "password", PASSWORD, 0o640)
+    monkeypatch.setenv("TVM_FFI_REMOTE_CACHE_OCI_USER", USER)
+    monkeypatch.delenv("TVM_FFI_REMOTE_CACHE_OCI_PASSWORD", raising=False)
+    monkeypatch.setenv("TVM_FFI_REMOTE_CACHE_OCI_PASSWORD_FILE", path)
+    message = (f"TVM_FFI_REMOTE_CACHE_OCI_PASSWORD_FILE={path!r}: the password file is readable "
+               f"by group or others (mode 640); run: chmod 600 {path}")  # fmt: skip
+    with pytest.raises(PermissionError, match=f"^{re.escape(message)}$"):
+        _remote_oci.Backend("oci://registry.example:5000/modules", 5.0)
+
+
+def test_credentials_in_the_url_are_refused():
+    from tvm_ffi.cpp import _remote_oci
+
+    with pytest.raises(ValueError) as caught:
+        _remote_oci.Backend(f"oci://{USER}:{PASSWORD}@registry.example:5000/modules", 5.0)
+    assert str(caught.value) == (
+        "oci://registry.example:5000/modules: credentials in the URL are refused; set "
+        "TVM_FFI_REMOTE_CACHE_OCI_USER and TVM_FFI_REMOTE_CACHE_OCI_PASSWORD (or "
+        "TVM_FFI_REMOTE_CACHE_OCI_PASSWORD_FILE)"
+    )
+
+
+@contextlib.contextmanager
+def _token_gate(upstream: str) -> Iterator[tuple[str, list[str]]]:
+    """A registry that asks for Bearer tokens: a loopback server that hands out a token per
+    scope to alice (Basic) at /token and forwards requests bearing the right one to the open
+    registry ``upstream``; its URL and the scopes asked for."""
+    scopes: list[str] = []
+
+    class Gate(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _reply(self, status, headers, body=b""):
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _handle(self):
+            parts = urllib.parse.urlsplit(self.path)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if parts.path == "/token":  # Basic on a GET, or Docker's refresh token (a POST)
+                form = urllib.parse.parse_qs(body.decode() if body else parts.query)
+                basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+                if self.headers.get("Authorization") == f"Basic {basic}":
+                    field = "token"
+                elif form.get("refresh_token") == [IDENTITY_TOKEN]:
+                    field = "access_token"
+                else:
+                    return self._reply(401, {})
+                scopes.append(form["scope"][0])
+                token = json.dumps({field: f"t:{form['scope'][0]}", "expires_in": 300}).encode()
+                return self._reply(200, {"Content-Type": "application/json"}, token)
+            repo = parts.path.split("/")[2:4]
+            actions = "pull" if self.command in ("GET", "HEAD") else "pull,push"
+            if (
+                self.headers.get("Authorization")
+                != f"Bearer t:repository:{'/'.join(repo)}:{actions}"
+            ):
+                realm = f"http://127.0.0.1:{self.server.server_port}/token"
+                challenge = (f'Bearer realm="{realm}",service="gate",'
+                             f'scope="repository:{"/".join(repo)}:{actions}"')  # fmt: skip
+                return self._reply(401, {"WWW-Authenticate": challenge})
+            conn = http.client.HTTPConnection(upstream, timeout=10)
+            headers = {k: v for k, v in self.headers.items() if k != "Authorization"}
+            conn.request(self.command, self.path, body=body or None, headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+            keep = ("Location", "Content-Type", "Docker-Content-Digest")
+            self._reply(response.status, {k: response.getheader(k) for k in keep
+                                          if response.getheader(k)}, data)  # fmt: skip
+            conn.close()
+
+        do_GET = do_HEAD = do_POST = do_PUT = _handle
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gate)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_port}", scopes
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_bearer_token_is_asked_per_scope_and_kept(monkeypatch, registry_url):
+    from tvm_ffi.cpp import _remote_oci, _remote_oci_auth
+
+    monkeypatch.setenv("TVM_FFI_REMOTE_CACHE_OCI_USER", USER)
+    monkeypatch.setenv("TVM_FFI_REMOTE_CACHE_OCI_PASSWORD", PASSWORD)
+    with _token_gate(registry_url.split("/")[2]) as (netloc, scopes):
+        url = f"oci://{netloc}/tvm-ffi/bearer"
+        writer = _remote_oci.Backend(url, 5.0)
+        assert writer.put("m_0123", b"entry bytes") and not writer.put("m_0123", b"other")
+        reader = _remote_oci.Backend(url, 5.0)
+        assert (reader.get("m_0123"), reader.get("m_4567")) == (b"entry bytes", None)
+        # One token per scope for the process: later requests and backends reuse it.
+        assert scopes == ["repository:tvm-ffi/bearer:pull", "repository:tvm-ffi/bearer:pull,push"]
+        monkeypatch.setattr(_remote_oci_auth, "_tokens", {})
+        monkeypatch.setenv("TVM_FFI_REMOTE_CACHE_OCI_PASSWORD", "not-the-password")
+        with pytest.raises(PermissionError, match=rf"^authentication failed for {netloc} "
+                           r"\(HTTP 401\) with TVM_FFI_REMOTE_CACHE_OCI_USER and "
+                           r"TVM_FFI_REMOTE_CACHE_OCI_PASSWORD$"):  # fmt: skip
+            _remote_oci.Backend(url, 5.0).has("m_0123")
+
+
+def test_a_token_realm_over_plain_http_is_refused():
+    from tvm_ffi.cpp import _remote_oci_auth
+
+    session = _remote_oci_auth.Session("registry.example", "registry.example", 5.0)
+    challenge = 'Bearer realm="http://auth.example/token",service="registry"'
+    with pytest.raises(OSError, match=r"^registry.example: refusing the token realm "
+                       r"'http://auth.example/token' \(not https://\)$"):  # fmt: skip
+        session.answer(challenge, "repository:modules:pull")
+
+
+def test_a_docker_identity_token_is_sent_as_a_refresh_token(tmp_path, monkeypatch, registry_url):
+    from tvm_ffi.cpp import _remote_oci, _remote_oci_auth
+
+    for name in ("USER", "PASSWORD", "PASSWORD_FILE"):
+        monkeypatch.delenv(f"TVM_FFI_REMOTE_CACHE_OCI_{name}", raising=False)
+    monkeypatch.setattr(_remote_oci_auth, "_tokens", {})
+    with _token_gate(registry_url.split("/")[2]) as (netloc, scopes):
+        entry = {"auth": "", "identitytoken": IDENTITY_TOKEN}
+        monkeypatch.setenv("DOCKER_CONFIG", _docker_config(tmp_path / "docker", netloc, entry))
+        backend = _remote_oci.Backend(f"oci://{netloc}/tvm-ffi/identity", 5.0)
+        assert backend.put("m_0123", b"entry bytes") and backend.get("m_0123") == b"entry bytes"
+        assert scopes == [
+            "repository:tvm-ffi/identity:pull",
+            "repository:tvm-ffi/identity:pull,push",
+        ]
