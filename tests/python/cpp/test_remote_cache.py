@@ -279,6 +279,9 @@ def test_ten_hosts_missing_one_key_build_it_once(tmp_path, cxx, redis_url):
         env.update(TVM_FFI_CACHE_DIR=str(tmp_path / f"h{index}"), CXX=str(cxx),
                    CXX_LOG=str(tmp_path / "cxx.log"), TVM_FFI_REMOTE_CACHE_KEY=KEY,
                    TVM_FFI_REMOTE_CACHE=url, TVM_FFI_REMOTE_CACHE_MODE="write",
+                   # Ten processes on a small machine: a slow answer must not count as a
+                   # remote that is down (which would build locally and link twice).
+                   TVM_FFI_REMOTE_CACHE_TIMEOUT="30",
                    PYTHONPATH=str(REPO / "tests"))  # fmt: skip
         procs.append(subprocess.Popen([sys.executable, "-c", HOST, "plain"], env=dict(env),
                                       stdout=subprocess.PIPE, text=True))  # fmt: skip
