@@ -30,14 +30,6 @@ STANDARD = {
 }
 
 
-@pytest.fixture(scope="module")
-def wheel():
-    found = apache_wheel.fetch_wheel()
-    if found is None:
-        pytest.skip("no apache-tvm-ffi wheel for this interpreter")
-    return found
-
-
 def test_every_client_source_is_listed():
     assert {p.name for p in CLIENTS.glob("*.cc")} == set(STANDARD)
 

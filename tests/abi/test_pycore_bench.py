@@ -8,16 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from helpers import apache_wheel
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "abi_call_overhead.py"
 
 
 def test_abi_call_overhead_prints_its_table(tmp_path: Path) -> None:
-    if apache_wheel.fetch_wheel() is None:
-        pytest.skip("apache-tvm-ffi's wheel cannot be had (no network, no cached wheel)")
+    apache_wheel.require_wheel()
     env = dict(os.environ, TVM_FFI_CACHE_DIR=str(tmp_path / "cache"))
     argv = [sys.executable, str(SCRIPT), "--samples", "2", "--iters", "10", "--rounds", "1"]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)

@@ -18,14 +18,6 @@ INCLUDE = next_runtime.INCLUDE
 
 
 @pytest.fixture(scope="module")
-def wheel() -> Path:
-    found = apache_wheel.fetch_wheel()
-    if found is None:
-        pytest.skip("apache-tvm-ffi's wheel cannot be had (no network, nothing cached)")
-    return found
-
-
-@pytest.fixture(scope="module")
 def driver(tmp_path_factory, wheel) -> Path:
     out = tmp_path_factory.mktemp("c_api") / "c_api_driver"
     apache_lib = apache_wheel.runtime_path(wheel).parent

@@ -49,14 +49,6 @@ for _fn, _key, _type in [("Map", "k2", "Map"), ("Map", "zz", "Map"), ("Dict", "z
 
 
 @pytest.fixture(scope="module")
-def wheel() -> Path:
-    found = apache_wheel.fetch_wheel()
-    if found is None:
-        pytest.skip("apache-tvm-ffi's wheel cannot be had (no network, nothing cached)")
-    return found
-
-
-@pytest.fixture(scope="module")
 def built(tmp_path_factory, wheel) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("client")
     lib = apache_wheel.build_library(wheel, HERE / "client_lib.cc", folder / "libclient.so")

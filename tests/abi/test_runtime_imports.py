@@ -35,14 +35,6 @@ def library_bin(import_path: str) -> bytes:
     return u64(len(body)) + body
 
 
-@pytest.fixture(scope="module")
-def wheel() -> Path:
-    found = apache_wheel.fetch_wheel()
-    if found is None:
-        pytest.skip("apache-tvm-ffi's wheel cannot be had (no network, nothing cached)")
-    return found
-
-
 def importer_with(wheel, folder: Path, name: str, data: bytes) -> Path:
     """client_lib.cc with `data` as its __tvm_ffi__library_bin."""
     bin_source = folder / f"{name}_bin.cc"

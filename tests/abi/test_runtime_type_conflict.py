@@ -17,14 +17,6 @@ HERE = Path(__file__).resolve().parent / "runtime"
 
 
 @pytest.fixture(scope="module")
-def wheel() -> Path:
-    found = apache_wheel.fetch_wheel()
-    if found is None:
-        pytest.skip("apache-tvm-ffi's wheel cannot be had (no network, nothing cached)")
-    return found
-
-
-@pytest.fixture(scope="module")
 def built(tmp_path_factory, wheel):
     folder = tmp_path_factory.mktemp("conflict")
     source = HERE / "shared_type_lib.cc"

@@ -119,3 +119,14 @@ def build_library(wheel: Path, source: Path, output: Path, *flags: str) -> Path:
 def runtime_path(wheel: Path) -> Path:
     """apache-tvm-ffi's libtvm_ffi.so inside the unpacked wheel."""
     return unpacked(wheel) / "tvm_ffi" / "lib" / "libtvm_ffi.so"
+
+
+def require_wheel() -> Path:
+    """fetch_wheel(), or a pytest skip saying why: the wheel is the one input of the
+    binary-compatibility tests that they cannot build themselves."""
+    import pytest
+
+    found = fetch_wheel()
+    if found is None:
+        pytest.skip("apache-tvm-ffi's wheel cannot be had (no network, nothing cached)")
+    return found
