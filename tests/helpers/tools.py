@@ -78,3 +78,9 @@ def embed_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "tvm_ffi.utils.embed_cubin", *args],
         cwd=cwd, env=env, capture_output=True, text=True,
     )  # fmt: skip
+
+
+# A compiler that logs every command but `--version` to $CXX_LOG, then runs g++: the remote
+# cache tests count from it which hosts compiled or linked. One script for every host, so
+# that all hosts share one compiler identity.
+LOGGING_CXX = '#!/bin/sh\n[ "$1" = --version ] || echo "$*" >> "$CXX_LOG"\nexec g++ "$@"\n'

@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from helpers import SOURCES, package
+from helpers import SOURCES, package, servers, tools
 
 REPO = Path(__file__).resolve().parents[2]
 INCLUDE = REPO / "include"
@@ -101,3 +101,28 @@ def cuda_test_hooks(tmp_path_factory: pytest.TempPathFactory):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# Two "hosts" of the remote cache tests (tests/python/cpp/test_remote_cache.py,
+# tests/python/cache/test_cache_cli.py): their compiler, host B's install, a Redis server.
+@pytest.fixture(scope="module")
+def cxx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cxx") / "g++"
+    path.write_text(tools.LOGGING_CXX)
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture(scope="module")
+def install_b(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A second copy of the package (headers inside it, as a wheel has them), at another
+    path and with other file times: host B's install."""
+    return package.second_install(tmp_path_factory.mktemp("install_b"))
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory):
+    if servers.REDIS is None:
+        pytest.skip("needs redis-server (Debian: apt-get install redis-server)")
+    with servers.redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url

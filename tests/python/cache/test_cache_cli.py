@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import package, servers, tools
+from helpers import servers, tools
 
 REPO = Path(__file__).resolve().parents[3]
 KEY = "operator-secret-0123456789"
@@ -35,28 +35,6 @@ WORKLOAD = textwrap.dedent(
     print("full lookup" if "tvm_ffi.cpp._cached_build" in sys.modules else "hit index")
     """
 )
-LOGGING_CXX = '#!/bin/sh\n[ "$1" = --version ] || echo "$*" >> "$CXX_LOG"\nexec g++ "$@"\n'
-
-
-@pytest.fixture(scope="module")
-def cxx(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("cxx") / "g++"
-    path.write_text(LOGGING_CXX)
-    path.chmod(0o755)
-    return path
-
-
-@pytest.fixture(scope="module")
-def install_b(tmp_path_factory) -> Path:
-    return package.second_install(tmp_path_factory.mktemp("install_b"))
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    if servers.REDIS is None:
-        pytest.skip("needs redis-server (Debian: apt-get install redis-server)")
-    with servers.redis_server(tmp_path_factory.mktemp("redis")) as url:
-        yield url
 
 
 def run(tmp_path, cache: str, cxx: Path, code: str, *args: str, install=None, **env: str):
@@ -118,7 +96,7 @@ def test_recorded_modules_prebuilt_pulled_and_loaded_without_a_compiler(
     # A host with another compiler keys the modules otherwise: the pulled entries would
     # never be found, and the pull says so.
     other = tmp_path / "other-g++"
-    other.write_text(LOGGING_CXX + "# another compiler\n")
+    other.write_text(tools.LOGGING_CXX + "# another compiler\n")
     other.chmod(0o755)
     rc, out, err, _ = run(tmp_path, "c", other, CLI, "pull", str(record), **remote)
     assert (rc, out) == (1, "".join(f"{n}: fetched from {redis_url}\n" for n in names))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import package, servers
+from helpers import servers
 
 REPO = Path(__file__).resolve().parents[3]
 KEY = "operator-secret-0123456789"
@@ -61,37 +61,6 @@ HOST = textwrap.dedent(
                       "package": tvm_ffi.__file__}))
     """
 )
-
-LOGGING_CXX = textwrap.dedent(
-    """\
-    #!/bin/sh
-    [ "$1" = --version ] || echo "$*" >> "$CXX_LOG"
-    exec g++ "$@"
-    """
-)
-
-
-@pytest.fixture(scope="module")
-def cxx(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("cxx") / "g++"  # one script: both hosts' compiler identity
-    path.write_text(LOGGING_CXX)
-    path.chmod(0o755)
-    return path
-
-
-@pytest.fixture(scope="module")
-def install_b(tmp_path_factory) -> Path:
-    """A second copy of the package (headers inside it, as a wheel has them), at another
-    path and with other file times: host B's install."""
-    return package.second_install(tmp_path_factory.mktemp("install_b"))
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    if servers.REDIS is None:
-        pytest.skip("needs redis-server (Debian: apt-get install redis-server)")
-    with servers.redis_server(tmp_path_factory.mktemp("redis")) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
