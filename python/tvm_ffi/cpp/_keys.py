@@ -55,20 +55,17 @@ def package_digest(root: Path) -> str:
     found = _digests.get(f"package:{fingerprint}")
     if found is not None:
         return found
+
     # The cache's own record, else the host's (see _toolchain.host_memo: the fingerprint
     # holds the files' paths, sizes, mtimes and the compiled files' inodes).
-    name = f"package-{fingerprint[:32]}"
-    records = [root / "toolchain" / name, *(folder / name for folder in _toolchain.host_memo(root))]
-    found, missing = "", []
-    for record in records:
+    def read(record: Path) -> str | None:
         try:
-            found = record.read_text().strip()
+            text = record.read_text().strip()
         except OSError:
-            found = ""
-        if len(found) == 64:
-            break
-        missing.append(record)
-    if len(found) != 64:
+            return None
+        return text if len(text) == 64 else None
+
+    def compute() -> str:
         hasher = _cache.KeyHasher()
         lib = os.path.join(os.path.dirname(tvm_ffi.__file__), "lib")
         for label, top in (("lib", lib), ("include", os.path.join(include, "tvm", "ffi"))):
@@ -78,13 +75,15 @@ def package_digest(root: Path) -> str:
                 # hashing its bytes cost a first build in a fresh cache ~30 ms.
                 digest = "see prebuilt.json" if path.endswith(".gch") else file_digest(path)
                 hasher.add(f"{label}/{os.path.relpath(path, top)}", digest)
-        found = hasher.hexdigest(64)
-    for record in missing:
-        try:
-            record.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            _cache.replace_atomically(record, found.encode())
-        except OSError:  # a read-only cache: the next process hashes again
-            pass
+        return hasher.hexdigest(64)
+
+    found = _toolchain.remembered(
+        root,
+        f"package-{fingerprint[:32]}",
+        read=read,
+        compute=compute,
+        write=lambda record, value: _cache.replace_atomically(record, value.encode()),
+    )
     _digests[f"package:{fingerprint}"] = found
     return found
 

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import _cuda_toolkit
@@ -282,21 +283,41 @@ def tool_identity(tool: Path, cache_root: Path) -> str:
         return _identity_memo[memo_key]
     digest = hashlib.sha256(real.encode()).hexdigest()[:16]
     # -3: the identity without the path, keyed with the inode (older records are not read).
-    name = f"{os.path.basename(real)}-{digest}-3.json"
-    folders = [cache_root / "toolchain", *host_memo(cache_root)]
-    identity, missing = None, []
-    for folder in folders:
-        identity = _read_identity(folder / name, stat_key)
-        if identity is not None:
-            break
-        missing.append(folder)
-    if identity is None:
-        identity = f"{_run_version(real)}\nsha256 {file_sha256(real)}"
-    for folder in missing:
-        with contextlib.suppress(OSError):  # a read-only cache: the next process asks again
-            _write_identity(folder / name, stat_key, identity)
+    identity = remembered(
+        cache_root,
+        f"{os.path.basename(real)}-{digest}-3.json",
+        read=lambda record: _read_identity(record, stat_key),
+        compute=lambda: f"{_run_version(real)}\nsha256 {file_sha256(real)}",
+        write=lambda record, value: _write_identity(record, stat_key, value),
+    )
     _identity_memo[memo_key] = identity
     return identity
+
+
+def remembered(
+    cache_root: Path,
+    name: str,
+    read: Callable[[Path], str | None],
+    compute: Callable[[], str],
+    write: Callable[[Path, str], None],
+) -> str:
+    """The value recorded as ``name`` in the cache's ``toolchain/`` folder, else in the
+    host's (host_memo), else ``compute()``'s; written into each of those folders that lacked
+    it. A folder that cannot be written (a read-only cache) is skipped: the next process
+    computes again."""
+    missing = []
+    for folder in [cache_root / "toolchain", *host_memo(cache_root)]:
+        value = read(folder / name)
+        if value is not None:
+            break
+        missing.append(folder)
+    else:
+        value = compute()
+    for folder in missing:
+        with contextlib.suppress(OSError):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write(folder / name, value)
+    return value
 
 
 # The user's default cache root -> its checked toolchain/ folder (empty: none to be had).
@@ -356,7 +377,6 @@ def _write_identity(record_path: Path, memo_key: tuple[str, int, int, int], iden
     real, size, mtime_ns, inode = memo_key
     record = {"path": real, "size": size, "mtime_ns": mtime_ns, "inode": inode,
               "identity": identity}  # fmt: skip
-    record_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Several processes may record the same tool at once: a reader sees a whole record or none.
     replace_atomically(record_path, json.dumps(record).encode())
 
