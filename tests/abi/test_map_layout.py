@@ -18,7 +18,7 @@ from helpers import apache_wheel
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-STAGING = ROOT / "staging" / "include"
+STAGING = ROOT / "include"
 SOURCES = HERE / "map"
 CXX = os.environ.get("CXX", "c++")
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]

@@ -15,7 +15,7 @@ import pytest
 from helpers import apache_wheel
 
 HERE = Path(__file__).resolve().parent
-STAGING = HERE.parents[1] / "staging" / "include"
+STAGING = HERE.parents[1] / "include"
 PROBE = HERE / "abi_layout_probe.c"
 FACTS = (HERE / "abi_layout_facts.txt").read_text()
 

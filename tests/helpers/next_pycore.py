@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ROOT / "staging" / "python_core"
-INCLUDE = ROOT / "staging" / "include"
+SOURCES = ROOT / "src" / "python" / "core"
+INCLUDE = ROOT / "include"
 FLAGS = ("-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror")
 
 
@@ -38,7 +38,7 @@ def _command(runtime_dir: Path, output: Path) -> list[str]:
 
 def _digest(runtime_dir: Path) -> str:
     h = hashlib.sha256()
-    headers = [*sorted(INCLUDE.rglob("*.h")), ROOT / "staging" / "runtime" / "frame_api.h"]
+    headers = [*sorted(INCLUDE.rglob("*.h")), ROOT / "src" / "lib" / "frame_api.h"]
     for path in sorted(SOURCES.glob("*")) + headers:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     lib = runtime_dir / "libtvm_ffi.so"

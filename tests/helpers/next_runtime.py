@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ROOT / "staging" / "runtime"
-INCLUDE = ROOT / "staging" / "include"
+SOURCES = ROOT / "src" / "lib"
+INCLUDE = ROOT / "include"
 CXXFLAGS = ["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden"]
 CXXFLAGS += ["-Wall", "-Wextra", "-Werror"]
 #: The version script keeps the TVMFFI* C functions and hides the rest (no symbol versions);

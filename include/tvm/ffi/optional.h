@@ -1,13 +1,148 @@
 /*
- * tvm::ffi::Optional<T>: a value or nothing. As a parameter of an exported function it
- * accepts Python None; as a result, nothing comes back as None. A thin layer over
- * std::optional with the spellings kernel-library wrappers use (has_value, value, value_or,
- * defined, comparison with std::nullopt).
+ * tvm::ffi::Optional<T>: a T or nothing (None in Python). For object handles it is one
+ * pointer (empty handle = nothing); for other types it holds a std::optional<T>.
  */
 #ifndef TVM_FFI_OPTIONAL_H_
 #define TVM_FFI_OPTIONAL_H_
 
-#include <tvm/ffi/detail/optional.h>
-#include <tvm/ffi/detail/names.h>
+#include <tvm/ffi/any.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/object.h>
+#include <tvm/ffi/string.h>
+
+#include <optional>
+#include <utility>
+
+namespace tvm {
+namespace ffi {
+
+TVM_FFI_DETAIL_HIDDEN_BEGIN
+namespace details {
+[[noreturn]] TVM_FFI_COLD inline void ThrowEmptyOptional() {
+  throw Error("RuntimeError", "Optional::value() on an empty Optional");
+}
+template <typename T>
+constexpr bool kIsHandle = std::is_base_of_v<ObjectRef, T>;
+}  // namespace details
+TVM_FFI_DETAIL_HIDDEN_END
+
+template <typename T, typename>
+class TVM_FFI_HIDDEN_MEMBERS Optional {
+ public:
+  using value_type = T;
+  TVM_FFI_HIDDEN Optional() noexcept = default;
+  TVM_FFI_HIDDEN Optional(std::nullopt_t) noexcept {}                            // NOLINT: implicit
+  TVM_FFI_HIDDEN Optional(T value) : value_(std::move(value)) {}                 // NOLINT: implicit
+  TVM_FFI_HIDDEN Optional(std::optional<T> value) : value_(std::move(value)) {}  // NOLINT
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Optional);
+  TVM_FFI_HIDDEN ~Optional() = default;
+
+  TVM_FFI_HIDDEN bool has_value() const noexcept { return value_.has_value(); }
+  TVM_FFI_HIDDEN explicit operator bool() const noexcept { return has_value(); }
+  TVM_FFI_HIDDEN const T& value() const& {
+    if (TVM_FFI_UNLIKELY(!has_value())) details::ThrowEmptyOptional();
+    return *value_;
+  }
+  TVM_FFI_HIDDEN T&& value() && {
+    if (TVM_FFI_UNLIKELY(!has_value())) details::ThrowEmptyOptional();
+    return std::move(*value_);
+  }
+  template <typename U>
+  TVM_FFI_HIDDEN T value_or(U&& other) const {
+    return has_value() ? *value_ : T(std::forward<U>(other));
+  }
+  TVM_FFI_HIDDEN const T& operator*() const noexcept { return *value_; }
+  TVM_FFI_HIDDEN const T* operator->() const noexcept { return &*value_; }
+  TVM_FFI_HIDDEN bool operator==(std::nullopt_t) const noexcept { return !has_value(); }
+  TVM_FFI_HIDDEN bool operator!=(std::nullopt_t) const noexcept { return has_value(); }
+
+ private:
+  std::optional<T> value_;
+};
+
+/*! \brief For object handles: one pointer, the empty handle meaning nothing. */
+template <typename T>
+class TVM_FFI_HIDDEN_MEMBERS Optional<T, std::enable_if_t<details::kIsHandle<T>>> {
+ public:
+  using value_type = T;
+  TVM_FFI_HIDDEN Optional() noexcept : value_(UnsafeInit{}) {}
+  TVM_FFI_HIDDEN Optional(std::nullopt_t) noexcept : value_(UnsafeInit{}) {}  // NOLINT
+  TVM_FFI_HIDDEN Optional(std::nullptr_t) noexcept : value_(UnsafeInit{}) {}  // NOLINT
+  TVM_FFI_HIDDEN Optional(T value) noexcept : value_(std::move(value)) {}     // NOLINT
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Optional);
+  TVM_FFI_HIDDEN ~Optional() = default;
+
+  TVM_FFI_HIDDEN bool has_value() const noexcept { return value_.defined(); }
+  TVM_FFI_HIDDEN bool defined() const noexcept {
+    return value_.defined();
+  }  // compat: apache-tvm-ffi
+  TVM_FFI_HIDDEN explicit operator bool() const noexcept { return has_value(); }
+  TVM_FFI_HIDDEN const T& value() const& {
+    if (TVM_FFI_UNLIKELY(!has_value())) details::ThrowEmptyOptional();
+    return value_;
+  }
+  TVM_FFI_HIDDEN T&& value() && {
+    if (TVM_FFI_UNLIKELY(!has_value())) details::ThrowEmptyOptional();
+    return std::move(value_);
+  }
+  template <typename U>
+  TVM_FFI_HIDDEN T value_or(U&& other) const {
+    return has_value() ? value_ : T(std::forward<U>(other));
+  }
+  TVM_FFI_HIDDEN const T& operator*() const noexcept { return value_; }
+  TVM_FFI_HIDDEN const T* operator->() const noexcept { return &value_; }
+  TVM_FFI_HIDDEN bool operator==(std::nullopt_t) const noexcept { return !has_value(); }
+  TVM_FFI_HIDDEN bool operator!=(std::nullopt_t) const noexcept { return has_value(); }
+
+ private:
+  T value_;
+};
+
+}  // namespace ffi
+}  // namespace tvm
+
+TVM_FFI_DETAIL_HIDDEN_BEGIN
+namespace tvm {
+namespace ffi {
+namespace details {
+
+template <typename T>
+struct TypeTraits<Optional<T>> {
+  static constexpr bool kEnabled = TypeTraits<T>::kEnabled;
+  static void CopyToView(const Optional<T>& v, TVMFFIAny* out) noexcept {
+    if (v.has_value()) {
+      TypeTraits<T>::CopyToView(*v, out);
+    } else {
+      SetPOD(out, kTVMFFINone);
+    }
+  }
+  static void MoveToAny(Optional<T> v, TVMFFIAny* out) {
+    if (v.has_value()) {
+      TypeTraits<T>::MoveToAny(std::move(v).value(), out);
+    } else {
+      SetPOD(out, kTVMFFINone);
+    }
+  }
+  static std::optional<Optional<T>> TryFromView(const TVMFFIAny& v) {
+    if (v.type_index == kTVMFFINone) return Optional<T>();
+    std::optional<T> value = TypeTraits<T>::TryFromView(v);
+    if (!value.has_value()) return std::nullopt;
+    return Optional<T>(std::move(*value));
+  }
+  static void TypeName(std::string* out) {
+    TypeTraits<T>::TypeName(out);
+    *out += " | None";
+  }
+  static void Schema(std::string* out) {
+    *out += R"({"type":"Optional","args":[)";
+    TypeTraits<T>::Schema(out);
+    *out += "]}";
+  }
+};
+
+}  // namespace details
+}  // namespace ffi
+}  // namespace tvm
+TVM_FFI_DETAIL_HIDDEN_END
 
 #endif  // TVM_FFI_OPTIONAL_H_

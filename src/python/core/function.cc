@@ -1,609 +1,399 @@
-// tvm_ffi.Function and the hot path of a call: Python arguments -> TVMFFIAny on the stack
-// -> entry -> result. No allocation, dict lookup or Python-level call for arguments that
-// are builtin scalars, strings or tensors with the DLPack C exchange API.
-#include "function.h"
-
-#include <tvm/ffi/base.h>
-
+// tvm_ffi.Function on the C ABI: a FunctionObj handle called through its safe_call by
+// vectorcall; subclassable (the CuTe DSL derives from it), constructible empty; and the two
+// ways to wrap foreign code: a safe-call address and the MLIR packed form.
+#include <Python.h>  // before structmember.h, which needs it
 #include <structmember.h>
 
-#include <cstddef>
-#include <cstring>
-#include <memory>
+#include "core.h"
 
-#include "call_frame.h"
-#include "cuda_guard.h"
-#include "dltensor_check.h"
-#include "object.h"
-#include "type_cache.h"
+namespace tvm_ffi_next {
 
-namespace tvm_ffi_py {
+PyTypeObject* g_function_type = nullptr;
+
 namespace {
 
-// Arguments converted into stack arrays; more go to the heap.
-constexpr Py_ssize_t kInlineArgs = 16;
-// Deeper list/tuple nesting is rejected (it also stops self-containing lists).
-constexpr int kMaxDepth = 32;
+constexpr Py_ssize_t kInlineArgs = 8;
 
-// "numpy.ndarray" -> "ndarray": the short name, as CPython's own messages print it.
-const char* ShortTypeName(PyTypeObject* type) {
-  const char* name = type->tp_name;
-  const char* dot = std::strrchr(name, '.');
-  return dot ? dot + 1 : name;
-}
-
-inline void SetInt(TVMFFIAny* out, int32_t code, int64_t v) {
-  out->type_code = code;
-  out->flags = 0;
-  out->v_int64 = v;
-  out->size = 0;
-}
-
-int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, int depth);
-
-int IntArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-  if (overflow > 0) {
-    // 2**63 .. 2**64-1 travel as their uint64 bits, flagged, for uint64_t parameters.
-    unsigned long long u = PyLong_AsUnsignedLongLong(obj);
-    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
-      SetInt(out, kTVMFFIInt, static_cast<int64_t>(u));
-      out->flags = TVM_FFI_INT_IS_UNSIGNED;
-      return 0;
-    }
-    PyErr_Clear();
-  }
-  if (overflow != 0) {
-    PyErr_Format(PyExc_OverflowError, "%s() argument %d: int does not fit in 64 bits",
-                 frame->func->name, frame->position);
-    return -1;
-  }
-  if (v == -1 && PyErr_Occurred()) return -1;
-  SetInt(out, kTVMFFIInt, v);
-  return 0;
-}
-
-int StrArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
-  Py_ssize_t size = 0;
-  // Cached inside the str object: no allocation for ASCII, one-time for others.
-  const char* s = PyUnicode_AsUTF8AndSize(obj, &size);
-  if (s == nullptr) {
-    if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
-      char name[160];
-      PyOS_snprintf(name, sizeof(name), "%s() argument %d", frame->func->name, frame->position);
-      RaiseFromCause(PyExc_ValueError, "%s: the str has no UTF-8 form (%S)", name);
-    }
-    return -1;
-  }
-  out->type_code = kTVMFFIStr;
-  out->flags = 0;
-  out->v_str = s;
-  out->size = size;
-  return 0;
-}
-
-void BytesArg(const char* data, Py_ssize_t size, TVMFFIAny* out) {
-  out->type_code = kTVMFFIBytes;
-  out->flags = 0;
-  out->v_str = data;
-  out->size = size;
-}
-
-// A container converted earlier in this call: its converted value is reused.
-bool ConvertedBefore(CallFrame* frame, PyObject* container, TVMFFIAny* out) {
-  if (frame->converted == nullptr) return false;
-  auto found = frame->converted->find(container);
-  if (found == frame->converted->end()) return false;
-  *out = found->second;
-  return true;
-}
-
-// Remembers a converted container when it holds containers: only sharing those can make
-// the conversion cost grow with the number of paths (2**depth for x = [x, x]).
-void RememberIfNested(CallFrame* frame, PyObject* container, const TVMFFIAny& value,
-                      int64_t count) {
-  for (int64_t i = 0; i < count; ++i) {
-    const int32_t code = value.v_array[i].type_code;
-    if (code == kTVMFFIArray || code == kTVMFFIMap) {
-      if (frame->converted == nullptr) {
-        frame->converted = std::make_unique<std::unordered_map<PyObject*, TVMFFIAny>>();
-      }
-      frame->converted->emplace(container, value);
-      return;
-    }
-  }
-}
-
-int SequenceArg(CallFrame* frame, PyObject* seq, TVMFFIAny* out, int depth) {
-  if (ConvertedBefore(frame, seq, out)) return 0;
-  if (depth >= kMaxDepth) {
-    PyErr_Format(PyExc_ValueError, "%s() argument %d: lists nested deeper than %d levels",
-                 frame->func->name, frame->position, kMaxDepth);
-    return -1;
-  }
-  const bool is_tuple = PyTuple_Check(seq);
-  // A tuple snapshot: converting an element may run Python code (__dlpack__) that could
-  // mutate a list under us.
-  PyObject* items = is_tuple ? (Py_INCREF(seq), seq) : PySequence_Tuple(seq);
-  if (items == nullptr) return -1;
-  frame->cleanups.push_back(Cleanup{nullptr, nullptr, items});
-  const Py_ssize_t n = PyTuple_GET_SIZE(items);
-  TVMFFIAny* storage = nullptr;
-  if (n > 0) {
-    frame->arrays.emplace_back(new TVMFFIAny[n]);
-    storage = frame->arrays.back().get();
-  }
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    if (ConvertArg(frame, PyTuple_GET_ITEM(items, i), &storage[i], nullptr, depth + 1) != 0) {
-      return -1;
-    }
-  }
-  out->type_code = kTVMFFIArray;
-  out->flags = is_tuple ? TVM_FFI_ARRAY_IS_TUPLE : 0;
-  out->v_array = storage;
-  out->size = n;
-  RememberIfNested(frame, seq, *out, n);
-  return 0;
-}
-
-int MapArg(CallFrame* frame, PyObject* dict, TVMFFIAny* out, int depth) {
-  if (ConvertedBefore(frame, dict, out)) return 0;
-  if (depth >= kMaxDepth) {
-    PyErr_Format(PyExc_ValueError, "%s() argument %d: containers nested deeper than %d levels",
-                 frame->func->name, frame->position, kMaxDepth);
-    return -1;
-  }
-  // A snapshot of the items, for the same reason as SequenceArg's.
-  PyObject* items = PyDict_Check(dict) ? PyDict_Items(dict) : PyMapping_Items(dict);
-  if (items == nullptr) return -1;
-  frame->cleanups.push_back(Cleanup{nullptr, nullptr, items});
-  const Py_ssize_t n = PyList_GET_SIZE(items);
-  TVMFFIAny* storage = nullptr;
-  if (n > 0) {
-    frame->arrays.emplace_back(new TVMFFIAny[2 * n]);
-    storage = frame->arrays.back().get();
-  }
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* pair = PyList_GET_ITEM(items, i);
-    if (ConvertArg(frame, PyTuple_GET_ITEM(pair, 0), &storage[2 * i], nullptr, depth + 1) != 0 ||
-        ConvertArg(frame, PyTuple_GET_ITEM(pair, 1), &storage[2 * i + 1], nullptr, depth + 1) !=
-            0) {
-      return -1;
-    }
-  }
-  out->type_code = kTVMFFIMap;
-  out->flags = 0;
-  out->v_array = storage;
-  out->size = n;
-  RememberIfNested(frame, dict, *out, 2 * n);
-  return 0;
-}
-
-int TensorArg(CallFrame* frame, const TypeInfo* info, PyObject* obj, TVMFFIAny* out,
-              DLTensor* slot) {
-  DLTensor* tensor = nullptr;
-  bool read_only = false;
-  if (ExportTensorArg(frame, info, obj, slot, &tensor, &read_only) != 0) return -1;
-  // Callees index shape[0..ndim): a producer's bad fields must stop here.
-  const DLTensorFault fault = CheckDLTensorShape(*tensor);
-  if (TVM_FFI_UNLIKELY(fault.kind != DLTensorFault::kNone)) {
-    PyErr_Format(PyExc_ValueError, "%s() argument %d: %s gave a DLTensor with %s",
-                 frame->func->name, frame->position, ShortTypeName(Py_TYPE(obj)),
-                 DescribeDLTensorFault(*tensor, fault).c_str());
-    return -1;
-  }
-  if (info->kind == ArgKind::kExchangeApi) {
-    const ExchangeApi* api = info->api;
-    if (frame->stream_api == nullptr) frame->stream_api = api;
-    if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
-      frame->tensor_api = api;
-    }
-  }
-  if (slot == nullptr) {  // inside a container: remembered for a callee that returns it
-    Py_INCREF(obj);
-    frame->nested_owners.emplace_back(tensor, obj);
-  }
-  if (tensor->device.device_type == kDLCUDA && frame->cuda_device < 0) {
-    frame->cuda_device = tensor->device.device_id;
-  }
-  // Callees see the first element at data (TensorView::data_ptr()), whatever the producer
-  // chose; the view is ours or a producer's per-call export, so adjusting it is safe.
-  if (TVM_FFI_UNLIKELY(tensor->byte_offset != 0)) {
-    tensor->data = static_cast<char*>(tensor->data) + tensor->byte_offset;
-    tensor->byte_offset = 0;
-  }
-  out->type_code = kTVMFFIDLTensorPtr;
-  out->flags = read_only ? TVM_FFI_TENSOR_IS_READ_ONLY : 0;
-  out->v_tensor = tensor;
-  out->size = 0;
-  return 0;
-}
-
-// torch.float32 -> "float32", numpy.dtype('float32') -> "float32": the string form a
-// DLDataType parameter reads (the C++ side parses it, one grammar). A tvm_ffi.dtype is that
-// string already, parsed when it was made.
-int DTypeArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out) {
-  PyObject* text = obj;
-  if (!PyUnicode_Check(obj)) {
-    text = PyObject_Str(obj);
-    if (text == nullptr) return -1;
-    frame->cleanups.push_back(Cleanup{nullptr, nullptr, text});
-  }
-  Py_ssize_t size = 0;
-  const char* chars = PyUnicode_AsUTF8AndSize(text, &size);
-  if (chars == nullptr) return -1;
-  if (size > 6 && std::strncmp(chars, "torch.", 6) == 0) {  // "torch.float32"
-    chars += 6;
-    size -= 6;
-  }
-  out->type_code = kTVMFFIStr;
-  out->flags = 0;
-  out->v_str = chars;  // inside `text`, alive until the call's cleanups run
-  out->size = size;
-  return 0;
-}
-
-// torch.device -> tvm_ffi.device(obj), a (device_type, index) pair: the one reading of a
-// device in Python, which a DLDevice parameter takes.
-int DeviceArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, int depth) {
-  static PyObject* make_device = nullptr;
-  if (make_device == nullptr) {
-    PyObject* module = PyImport_ImportModule("tvm_ffi._stream");
-    if (module == nullptr) return -1;
-    make_device = PyObject_GetAttrString(module, "device");
-    Py_DECREF(module);
-    if (make_device == nullptr) return -1;
-  }
-  PyObject* pair = PyObject_CallOneArg(make_device, obj);
-  if (pair == nullptr) return -1;
-  frame->cleanups.push_back(Cleanup{nullptr, nullptr, pair});
-  return SequenceArg(frame, pair, out, depth);
-}
-
-// Converts one argument. `slot` is where a tensor's DLTensor goes (NULL: allocate one).
-int ConvertArg(CallFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* slot, int depth) {
-  PyTypeObject* type = Py_TYPE(obj);
-  // Exact builtins first: pointer compares, no cache lookup. bool before int.
-  if (type == &PyLong_Type) return IntArg(frame, obj, out);
-  if (type == &PyFloat_Type) {
-    out->type_code = kTVMFFIFloat;
-    out->flags = 0;
-    out->v_float64 = PyFloat_AS_DOUBLE(obj);
-    out->size = 0;
-    return 0;
-  }
-  if (type == &PyBool_Type) {
-    SetInt(out, kTVMFFIBool, obj == Py_True ? 1 : 0);
-    return 0;
-  }
-  if (obj == Py_None) {
-    SetInt(out, kTVMFFINone, 0);
-    return 0;
-  }
-  if (type == &PyUnicode_Type) return StrArg(frame, obj, out);
-  if (type == &PyBytes_Type) {
-    BytesArg(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out);
-    return 0;
-  }
-  if (type == &PyList_Type || type == &PyTuple_Type) {
-    return SequenceArg(frame, obj, out, depth);
-  }
-  if (type == &PyDict_Type) return MapArg(frame, obj, out, depth);
-
-  const TypeInfo* info = LookupType(type);
-  if (info == nullptr) return -1;
-  switch (info->kind) {
-    case ArgKind::kExchangeApi:
-    case ArgKind::kDLPack:
-      return TensorArg(frame, info, obj, out, slot);
-    case ArgKind::kInt: {
-      PyObject* index = PyNumber_Index(obj);
-      if (index == nullptr) return -1;
-      int rc = IntArg(frame, index, out);
-      Py_DECREF(index);
-      return rc;
-    }
-    case ArgKind::kFloat: {
-      double v = PyFloat_AsDouble(obj);
-      if (v == -1.0 && PyErr_Occurred()) return -1;
-      out->type_code = kTVMFFIFloat;
-      out->flags = 0;
-      out->v_float64 = v;
-      out->size = 0;
-      return 0;
-    }
-    case ArgKind::kStr:
-      return StrArg(frame, obj, out);
-    case ArgKind::kBytes:
-      BytesArg(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out);
-      return 0;
-    case ArgKind::kByteArray:
-      BytesArg(PyByteArray_AS_STRING(obj), PyByteArray_GET_SIZE(obj), out);
-      return 0;
-    case ArgKind::kSequence:
-      return SequenceArg(frame, obj, out, depth);
-    case ArgKind::kMapping:
-      return MapArg(frame, obj, out, depth);
-    case ArgKind::kOpaquePtr: {
-      void* ptr = nullptr;
-      if (OpaquePtrFromCtypes(obj, &ptr) != 0) return -1;
-      out->type_code = kTVMFFIOpaquePtr;
-      out->flags = 0;
-      out->v_ptr = ptr;
-      out->size = 0;
-      return 0;
-    }
-    case ArgKind::kDType:
-      return DTypeArg(frame, obj, out);
-    case ArgKind::kDevice:
-      return DeviceArg(frame, obj, out, depth);
-    case ArgKind::kUnsupported: {
-      // Objects and callables (ABI version 3); only types nothing else claimed get here.
-      const int rc = ObjectArg(frame, obj, out);
-      if (rc <= 0) return rc;
-      break;
-    }
-  }
-  // The callee knows what it expected and raises the TypeError naming both.
-  const char* name = ShortTypeName(type);
-  out->type_code = kTVMFFIUnsupported;
-  out->flags = 0;
-  out->v_str = name;
-  out->size = static_cast<int64_t>(std::strlen(name));
-  return 0;
-}
-
-// The call of both kinds of Function; `invoke` runs the callee with the converted arguments.
-template <typename Invoke>
-inline PyObject* CallFunction(FunctionObject* self, PyObject* const* args, size_t nargsf,
-                              PyObject* kwnames, Invoke invoke) {
-  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
-    PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", self->name);
-    return nullptr;
-  }
-  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  // Uninitialised on purpose: every used element is written by ConvertArg.
-  TVMFFIAny inline_args[kInlineArgs];
-  DLTensor inline_tensors[kInlineArgs];
-  std::unique_ptr<TVMFFIAny[]> heap_args;
-  std::unique_ptr<DLTensor[]> heap_tensors;
-  TVMFFIAny* packed = inline_args;
-  DLTensor* tensors = inline_tensors;
-  if (nargs > kInlineArgs) {
-    if (nargs > INT32_MAX) {
-      PyErr_Format(PyExc_TypeError, "%s() got too many arguments", self->name);
-      return nullptr;
-    }
-    heap_args.reset(new TVMFFIAny[nargs]);
-    heap_tensors.reset(new DLTensor[nargs]);
-    packed = heap_args.get();
-    tensors = heap_tensors.get();
-  }
-
-  CallFrame frame(self);
-  frame.py_args = args;
-  frame.packed = packed;
-  frame.nargs = nargs;
-  for (Py_ssize_t i = 0; i < nargs; ++i) {
-    frame.position = static_cast<int>(i + 1);
-    if (ConvertArg(&frame, args[i], &packed[i], &tensors[i], 0) != 0) return nullptr;
-  }
-
-  TVMFFICallContext ctx;
-  ctx.abi_version = TVM_FFI_ABI_VERSION;
-  ctx.handle = &frame;
-  ctx.get_stream = GetStreamForCall;
-  ctx.alloc_tensor = AllocTensorForCall;
-  TVMFFIResult result;
-  result.value.type_code = kTVMFFINone;
-  result.value.flags = 0;
-  result.value.v_int64 = 0;
-  result.value.size = 0;
-  result.owner = nullptr;
-
-  // Restores the caller's current device on return, whatever the call switched to.
-  CudaDeviceGuard guard;
-  frame.guard = &guard;
-  if (frame.cuda_device >= 0 && !guard.Enter(frame.cuda_device)) return nullptr;
-  int rc = invoke(&ctx, packed, static_cast<int32_t>(nargs), &result);
-  // Producers' deleters run before we build the result or the exception.
-  frame.RunCleanups();
-  return FinishCall(frame, rc, &result);
+const char* NameOf(const FunctionObject* f) {
+  const char* name = f->name != nullptr ? PyUnicode_AsUTF8(f->name) : nullptr;
+  return name != nullptr ? name : "function";
 }
 
 PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf,
                              PyObject* kwnames) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
-  return CallFunction(self, args, nargsf, kwnames,
-                      [self](const TVMFFICallContext* ctx, const TVMFFIAny* packed,
-                             int32_t nargs, TVMFFIResult* result) {
-                        return self->entry(ctx, packed, nargs, result);
-                      });
-}
-
-PyObject* RefFunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf,
-                                PyObject* kwnames) {
-  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
-  return CallFunction(self, args, nargsf, kwnames,
-                      [self](const TVMFFICallContext* ctx, const TVMFFIAny* packed,
-                             int32_t nargs, TVMFFIResult* result) {
-                        return self->ref->type->call(self->ref, ctx, packed, nargs, result);
-                      });
-}
-
-// Part of Python's garbage collection: __doc__ may be any object, also one that holds the
-// function (a cycle). The C++ object behind `ref` is opaque to the collector (docs/guides/
-// cpp_core.md says how to keep Python callables held by C++ out of cycles).
-int FunctionTraverse(PyObject* self_obj, visitproc visit, void* arg) {
-  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
-  Py_VISIT(self->doc);
-  Py_VISIT(Py_TYPE(self_obj));  // instances of a heap type own a reference to it
-  return 0;
-}
-
-int FunctionClear(PyObject* self_obj) {
-  Py_CLEAR(reinterpret_cast<FunctionObject*>(self_obj)->doc);
-  return 0;
+  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
+    PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", NameOf(self));
+    return nullptr;
+  }
+  if (self->handle == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "cannot call an empty Function (it has no handle)");
+    return nullptr;
+  }
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  TVMFFIAny inline_args[kInlineArgs];
+  DLTensor inline_views[kInlineArgs];
+  std::vector<TVMFFIAny> heap_args;
+  std::vector<DLTensor> heap_views;
+  TVMFFIAny* packed = inline_args;
+  DLTensor* views = inline_views;
+  if (nargs > kInlineArgs) {
+    heap_args.resize(static_cast<size_t>(nargs));
+    heap_views.resize(static_cast<size_t>(nargs));
+    packed = heap_args.data();
+    views = heap_views.data();
+  }
+  ArgFrame frame;
+  frame.name_obj = self->name;
+  frame.view_params = self->view_params;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    frame.position = static_cast<int>(i + 1);
+    if (ConvertArg(&frame, args[i], &packed[i], &views[i], 0) != 0) return nullptr;
+  }
+  StreamScope stream;
+  if (stream.Enter(frame) != 0) return nullptr;
+  TVMFFIAny result;
+  result.type_index = kTVMFFINone;
+  result.zero_padding = 0;
+  result.v_int64 = 0;
+  TVMFFIObject* handle = self->handle;
+  const int rc = CellOf<TVMFFIFunctionCell>(handle)->safe_call(
+      handle, packed, static_cast<int32_t>(nargs), &result);
+  if (stream.Leave() != 0) {  // the producer could not say its stream: that error wins
+    if (rc == 0 && IsObjectIndex(result.type_index)) DecRef(result.v_obj);
+    if (rc != 0) {
+      TVMFFIObjectHandle error = nullptr;
+      TVMFFIErrorMoveFromRaised(&error);
+      DecRef(static_cast<TVMFFIObject*>(error));
+    }
+    frame.Release();
+    return nullptr;
+  }
+  if (rc != 0) {
+    frame.Release();
+    // Unnamed functions (callbacks, foreign addresses) add no "in function" context.
+    RaiseCallError(rc, self->name != nullptr ? NameOf(self) : nullptr, self->library);
+    return nullptr;
+  }
+  PyObject* out = ToPython(&result, &frame);
+  frame.Release();
+  return out;
 }
 
 void FunctionDealloc(PyObject* self_obj) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
   PyTypeObject* type = Py_TYPE(self_obj);
-  PyObject_GC_UnTrack(self_obj);
-  Py_XDECREF(self->name_obj);
-  Py_XDECREF(self->signature);
-  Py_XDECREF(self->doc);
-  if (self->ref != nullptr) self->ref->type->dec_ref(self->ref);
+  DecRef(self->handle);
+  Py_XDECREF(self->name);
+  Py_XDECREF(self->library);
   type->tp_free(self_obj);
   Py_DECREF(type);  // instances of a heap type own a reference to it
 }
 
+// Function() is an empty function; subclasses may pass their own arguments to their __init__.
+PyObject* FunctionNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  if (type == g_function_type &&
+      (PyTuple_GET_SIZE(args) != 0 || (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0))) {
+    PyErr_SetString(PyExc_TypeError, "Function() takes no arguments");
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<FunctionObject*>(type->tp_alloc(type, 0));
+  if (self == nullptr) return nullptr;
+  self->vectorcall = FunctionVectorcall;
+  self->handle = nullptr;
+  self->view_params = 0;
+  self->name = nullptr;
+  self->library = nullptr;
+  return reinterpret_cast<PyObject*>(self);
+}
+
 PyObject* FunctionRepr(PyObject* self_obj) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
-  return PyUnicode_FromFormat("<tvm_ffi.Function %U>", self->signature);
+  if (self->handle == nullptr) return PyUnicode_FromString("<tvm_ffi.Function (empty)>");
+  if (self->name != nullptr) return PyUnicode_FromFormat("<tvm_ffi.Function %U>", self->name);
+  return PyUnicode_FromFormat("<tvm_ffi.Function at %p>", self->handle);
 }
 
-PyObject* GetName(PyObject* self, void*) {
-  PyObject* name = reinterpret_cast<FunctionObject*>(self)->name_obj;
-  Py_INCREF(name);
-  return name;
+PyObject* ChandleMethod(PyObject* self, PyObject*) {
+  return PyLong_FromVoidPtr(reinterpret_cast<FunctionObject*>(self)->handle);
 }
 
-PyObject* GetSignature(PyObject* self, void*) {
-  PyObject* sig = reinterpret_cast<FunctionObject*>(self)->signature;
-  Py_INCREF(sig);
-  return sig;
+PyObject* MoveHandleFrom(PyObject* self_obj, PyObject* other_obj) {
+  if (!PyObject_TypeCheck(other_obj, g_function_type)) {
+    PyErr_Format(PyExc_TypeError, "__move_handle_from__() expects a Function, got %s",
+                 Py_TYPE(other_obj)->tp_name);
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<FunctionObject*>(self_obj);
+  auto* other = reinterpret_cast<FunctionObject*>(other_obj);
+  if (self == other) Py_RETURN_NONE;
+  TVMFFIObject* old = self->handle;
+  self->handle = other->handle;
+  self->view_params = other->view_params;
+  other->handle = nullptr;
+  Py_XSETREF(self->name, other->name);
+  Py_XSETREF(self->library, other->library);
+  other->name = nullptr;
+  other->library = nullptr;
+  DecRef(old);
+  Py_RETURN_NONE;
 }
 
-PyObject* GetNumArgs(PyObject* self, void*) {
-  return PyLong_FromLong(reinterpret_cast<FunctionObject*>(self)->info->num_args);
+// ---- foreign code -------------------------------------------------------------------------------
+
+// Drops a keep-alive object from whatever thread releases the function.
+void DropPyObject(void* obj) {
+  if (obj == nullptr || !Py_IsInitialized()) return;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(obj));
+  PyGILState_Release(gil);
 }
 
-PyObject* GetDoc(PyObject* self, void*) {
-  auto* f = reinterpret_cast<FunctionObject*>(self);
-  PyObject* doc = f->doc != nullptr ? f->doc : f->signature;
-  Py_INCREF(doc);
-  return doc;
-}
-
-// __signature__ / __text_signature__ for inspect and help(): built in Python
-// (tvm_ffi/_signature.py) from the signature text, on request only.
-PyObject* CallSignatureHelper(PyObject* self, const char* helper) {
-  auto* f = reinterpret_cast<FunctionObject*>(self);
-  PyObject* module = PyImport_ImportModule("tvm_ffi._signature");
-  if (module == nullptr) return nullptr;
-  PyObject* out = std::strcmp(helper, "from_text") == 0
-                      ? PyObject_CallMethod(module, helper, "Oi", f->signature, f->info->num_args)
-                      : PyObject_CallMethod(module, helper, "i", f->info->num_args);
-  Py_DECREF(module);
-  return out;
-}
-
-PyObject* GetPySignature(PyObject* self, void*) { return CallSignatureHelper(self, "from_text"); }
-
-PyObject* GetTextSignature(PyObject* self, void*) {
-  return CallSignatureHelper(self, "text_signature");
-}
-
-int SetDoc(PyObject* self, PyObject* value, void*) {
-  auto* f = reinterpret_cast<FunctionObject*>(self);
-  Py_XINCREF(value);  // NULL (del) or None falls back to the signature
-  Py_XSETREF(f->doc, value == Py_None ? (Py_XDECREF(value), nullptr) : value);
+int ParseAddress(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, const char* method,
+                 void** address, PyObject** keep_alive) {
+  *keep_alive = Py_None;
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nkw; ++i) {
+    const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, i));
+    if (key == nullptr || std::strcmp(key, "keep_alive_object") != 0) {
+      PyErr_Format(PyExc_TypeError, "Function.%s() got an unexpected keyword argument %R", method,
+                   PyTuple_GET_ITEM(kwnames, i));
+      return -1;
+    }
+    *keep_alive = args[nargs + i];
+  }
+  if (nargs != 1) {
+    PyErr_Format(PyExc_TypeError, "Function.%s() takes one address (got %zd arguments)", method,
+                 nargs);
+    return -1;
+  }
+  if (!PyLong_Check(args[0])) {
+    PyErr_Format(PyExc_TypeError, "Function.%s() address must be an int, got %s", method,
+                 Py_TYPE(args[0])->tp_name);
+    return -1;
+  }
+  *address = PyLong_AsVoidPtr(args[0]);
+  if (*address == nullptr) {
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_ValueError, "Function.%s() address is NULL", method);
+    }
+    return -1;
+  }
   return 0;
 }
 
-PyGetSetDef kFunctionGetSet[] = {
-    {"__name__", GetName, nullptr, "The exported name.", nullptr},
-    {"__qualname__", GetName, nullptr, "The exported name.", nullptr},
-    {"__doc__", GetDoc, SetDoc, nullptr, nullptr},
-    {"signature", GetSignature, nullptr,
-     "The C++ signature, e.g. 'add_one(Tensor, Tensor) -> None'.", nullptr},
-    {"num_args", GetNumArgs, nullptr, "Number of arguments the function takes.", nullptr},
-    {"__signature__", GetPySignature, nullptr,
-     "inspect.Signature: positional-only arg0, arg1, ... annotated with the C++ types.",
-     nullptr},
-    {"__text_signature__", GetTextSignature, nullptr, "'(arg0, arg1, /)'.", nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr},
+PyObject* WrapCreated(int rc, TVMFFIObject* handle, const char* what) {
+  if (rc != 0) {
+    RaiseCallError(rc, what, nullptr);
+    return nullptr;
+  }
+  return NewFunction(handle, nullptr, nullptr);
+}
+
+// A safe-call address (it must ignore its handle argument, which is the keep-alive object).
+PyObject* FromExternC(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  void* address = nullptr;
+  PyObject* keep_alive = nullptr;
+  if (ParseAddress(args, nargs, kwnames, "__from_extern_c__", &address, &keep_alive) != 0) {
+    return nullptr;
+  }
+  TVMFFIObjectHandle handle = nullptr;
+  int rc;
+  if (keep_alive == Py_None) {
+    rc = TVMFFIFunctionCreate(nullptr, reinterpret_cast<TVMFFISafeCallType>(address), nullptr,
+                              &handle);
+  } else {
+    Py_INCREF(keep_alive);
+    rc = TVMFFIFunctionCreate(keep_alive, reinterpret_cast<TVMFFISafeCallType>(address),
+                              DropPyObject, &handle);
+    if (rc != 0) Py_DECREF(keep_alive);
+  }
+  return WrapCreated(rc, static_cast<TVMFFIObject*>(handle), "Function.__from_extern_c__");
+}
+
+// The MLIR packed form: void f(void** slots), slots = {&handle, &args, &num_args, &result,
+// &ret_code}; the safe call returns ret_code.
+struct MlirPacked {
+  void (*entry)(void**);
+  PyObject* keep_alive;  // owned, or NULL
+};
+
+int MlirPackedSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  auto* packed = static_cast<MlirPacked*>(self);
+  void* handle = nullptr;
+  int32_t ret_code = 0;
+  void* slots[5] = {&handle, &args, &num_args, &result, &ret_code};
+  packed->entry(slots);
+  return ret_code;
+}
+
+void MlirPackedDelete(void* self) {
+  auto* packed = static_cast<MlirPacked*>(self);
+  DropPyObject(packed->keep_alive);
+  delete packed;
+}
+
+PyObject* FromMlirPacked(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  void* address = nullptr;
+  PyObject* keep_alive = nullptr;
+  if (ParseAddress(args, nargs, kwnames, "__from_mlir_packed_safe_call__", &address, &keep_alive) !=
+      0) {
+    return nullptr;
+  }
+  auto* packed = new MlirPacked{reinterpret_cast<void (*)(void**)>(address), nullptr};
+  if (keep_alive != Py_None) {
+    Py_INCREF(keep_alive);
+    packed->keep_alive = keep_alive;
+  }
+  TVMFFIObjectHandle handle = nullptr;
+  const int rc = TVMFFIFunctionCreate(packed, MlirPackedSafeCall, MlirPackedDelete, &handle);
+  if (rc != 0) MlirPackedDelete(packed);
+  return WrapCreated(rc, static_cast<TVMFFIObject*>(handle),
+                     "Function.__from_mlir_packed_safe_call__");
+}
+
+// ---- Python callables as functions -------------------------------------------------------------
+
+int CallableSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  int rc = 0;
+  PyObject* py_args = PyTuple_New(num_args);
+  for (int32_t i = 0; py_args != nullptr && i < num_args; ++i) {
+    PyObject* item = ViewToPython(&args[i]);
+    if (item == nullptr) {
+      Py_CLEAR(py_args);
+      break;
+    }
+    PyTuple_SET_ITEM(py_args, i, item);
+  }
+  PyObject* out =
+      py_args != nullptr ? PyObject_Call(static_cast<PyObject*>(self), py_args, nullptr) : nullptr;
+  Py_XDECREF(py_args);
+  if (out == nullptr) {
+    rc = SetRaisedFromPython();
+  } else {
+    ArgFrame frame;  // position 0: messages name the result, not an argument
+    frame.name = "the Python callback's result";
+    TVMFFIAny view;
+    if (ConvertArg(&frame, out, &view, nullptr, 1) != 0 ||
+        TVMFFIAnyViewToOwnedAny(&view, result) != 0) {
+      rc = PyErr_Occurred() ? SetRaisedFromPython() : -1;
+    }
+    Py_DECREF(out);
+  }
+  PyGILState_Release(gil);
+  return rc;
+}
+
+PyMethodDef kFunctionMethods[] = {
+    {"__chandle__", ChandleMethod, METH_NOARGS, "The FunctionObj address (0 when empty)."},
+    {"__move_handle_from__", MoveHandleFrom, METH_O, "Takes other's handle; other becomes empty."},
+    {"__from_extern_c__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(FromExternC)),
+     METH_FASTCALL | METH_KEYWORDS | METH_STATIC,
+     "__from_extern_c__(address, *, keep_alive_object=None): a Function over a safe-call "
+     "address."},
+    {"__from_mlir_packed_safe_call__",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(FromMlirPacked)),
+     METH_FASTCALL | METH_KEYWORDS | METH_STATIC,
+     "__from_mlir_packed_safe_call__(address, *, keep_alive_object=None)."},
+    {nullptr, nullptr, 0, nullptr},
 };
 
 PyMemberDef kFunctionMembers[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(FunctionObject, vectorcall), READONLY, nullptr},
+    {"__name__", T_OBJECT, offsetof(FunctionObject, name), READONLY, nullptr},
+    {"library", T_OBJECT, offsetof(FunctionObject, library), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr},
 };
 
 PyType_Slot kFunctionSlots[] = {
+    {Py_tp_new, reinterpret_cast<void*>(FunctionNew)},
     {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
-    {Py_tp_traverse, reinterpret_cast<void*>(FunctionTraverse)},
-    {Py_tp_clear, reinterpret_cast<void*>(FunctionClear)},
     {Py_tp_repr, reinterpret_cast<void*>(FunctionRepr)},
     {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
-    {Py_tp_getset, kFunctionGetSet},
+    {Py_tp_methods, kFunctionMethods},
     {Py_tp_members, kFunctionMembers},
     {0, nullptr},
 };
 
-// Not subclassable (no Py_TPFLAGS_BASETYPE) and not constructible from Python (no tp_new):
-// Functions come only from Module lookups.
 PyType_Spec kFunctionSpec = {
-    "tvm_ffi.Function", sizeof(FunctionObject), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC, kFunctionSlots,
+    "tvm_ffi.Function",
+    sizeof(FunctionObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    kFunctionSlots,
 };
-
-PyTypeObject* g_function_type = nullptr;
 
 }  // namespace
 
-PyTypeObject* InitFunctionType() {
-  if (g_function_type == nullptr) {
-    auto* type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kFunctionSpec));
-    if (type == nullptr) return nullptr;
-    type->tp_new = nullptr;  // FromSpec inherits object's tp_new; Function() must fail
-    PyType_Modified(type);
-    g_function_type = type;
-  }
-  return g_function_type;
+int InitFunctionType(PyObject* module) {
+  g_function_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kFunctionSpec));
+  if (g_function_type == nullptr) return -1;
+  Py_INCREF(g_function_type);
+  return PyModule_AddObject(module, "Function", reinterpret_cast<PyObject*>(g_function_type));
 }
 
-PyObject* NewFunction(TVMFFIFunctionEntry entry, const TVMFFIFunctionInfo* info, const char* name) {
-  PyTypeObject* type = InitFunctionType();
-  if (type == nullptr) return nullptr;
-  auto* self = PyObject_GC_New(FunctionObject, type);
-  if (self == nullptr) return nullptr;
-  self->vectorcall = FunctionVectorcall;
-  self->entry = entry;
-  self->info = info;
-  self->signature = nullptr;
-  self->doc = nullptr;
-  self->ref = nullptr;
-  self->name_obj = PyUnicode_FromString(name);
-  const char* sig = info->signature != nullptr ? info->signature : name;
-  if (self->name_obj != nullptr) self->signature = PyUnicode_FromString(sig);
-  if (self->signature == nullptr) {
-    Py_DECREF(self);
-    return nullptr;
-  }
-  self->name = PyUnicode_AsUTF8(self->name_obj);
-  PyObject_GC_Track(self);
-  return reinterpret_cast<PyObject*>(self);
-}
-
-PyObject* NewRefFunction(TVMFFIRefObject* ref, const char* name) {
-  // A function object states no arity nor signature: its calls are checked by the callee.
-  static const TVMFFIFunctionInfo kInfo = {TVM_FFI_ABI_VERSION, -1, "", nullptr};
-  PyObject* func = NewFunction(nullptr, &kInfo, name);
+PyObject* NewFunction(TVMFFIObject* handle, PyObject* name, PyObject* library) {
+  PyObject* args = PyTuple_New(0);
+  PyObject* func = args != nullptr ? FunctionNew(g_function_type, args, nullptr) : nullptr;
+  Py_XDECREF(args);
   if (func == nullptr) {
-    ref->type->dec_ref(ref);
+    DecRef(handle);
     return nullptr;
   }
   auto* self = reinterpret_cast<FunctionObject*>(func);
-  self->ref = ref;
-  self->vectorcall = RefFunctionVectorcall;
+  self->handle = handle;
+  Py_XINCREF(name);
+  self->name = name;
+  Py_XINCREF(library);
+  self->library = library;
   return func;
 }
 
-bool IsFunction(PyObject* obj) {
-  return g_function_type != nullptr && Py_TYPE(obj) == g_function_type;
+TVMFFIObject* FunctionFromCallable(PyObject* callable) {
+  TVMFFIObjectHandle handle = nullptr;
+  Py_INCREF(callable);
+  const int rc = TVMFFIFunctionCreate(callable, CallableSafeCall, DropPyObject, &handle);
+  if (rc != 0) {
+    Py_DECREF(callable);
+    RaiseCallError(rc, "TVMFFIFunctionCreate", nullptr);
+    return nullptr;
+  }
+  return static_cast<TVMFFIObject*>(handle);
 }
 
-}  // namespace tvm_ffi_py
+TVMFFIObject* OpaqueFromPython(PyObject* obj) {
+  TVMFFIObjectHandle handle = nullptr;
+  Py_INCREF(obj);
+  const int rc = TVMFFIObjectCreateOpaque(obj, kTVMFFIOpaquePyObject, DropPyObject, &handle);
+  if (rc != 0) {
+    Py_DECREF(obj);
+    RaiseCallError(rc, "TVMFFIObjectCreateOpaque", nullptr);
+    return nullptr;
+  }
+  return static_cast<TVMFFIObject*>(handle);
+}
+
+TVMFFIObject* GetGlobal(const char* name) {
+  TVMFFIByteArray array{name, std::strlen(name)};
+  TVMFFIObjectHandle out = nullptr;
+  if (TVMFFIFunctionGetGlobal(&array, &out) != 0) {
+    TVMFFIObjectHandle error = nullptr;
+    TVMFFIErrorMoveFromRaised(&error);
+    DecRef(static_cast<TVMFFIObject*>(error));
+    return nullptr;
+  }
+  return static_cast<TVMFFIObject*>(out);
+}
+
+int CallHandle(TVMFFIObject* func, const char* name, const TVMFFIAny* args, int32_t n,
+               TVMFFIAny* result) {
+  result->type_index = kTVMFFINone;
+  result->zero_padding = 0;
+  result->v_int64 = 0;
+  const int rc = CellOf<TVMFFIFunctionCell>(func)->safe_call(func, args, n, result);
+  if (rc != 0) RaiseCallError(rc, name, nullptr);
+  return rc == 0 ? 0 : -1;
+}
+
+}  // namespace tvm_ffi_next

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-STAGING_INCLUDE = ROOT / "staging" / "include"
+STAGING_INCLUDE = ROOT / "include"
 HERE = Path(__file__).resolve().parent
 WARNINGS = ("-Wall", "-Wextra", "-Werror")
 

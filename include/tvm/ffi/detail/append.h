@@ -8,8 +8,8 @@
 #ifndef TVM_FFI_DETAIL_APPEND_H_
 #define TVM_FFI_DETAIL_APPEND_H_
 
-#include <tvm/ffi/base.h>
-#include <tvm/ffi/dlpack.h>
+#include <dlpack/dlpack.h>
+#include <tvm/ffi/base_detail.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +25,7 @@
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
-namespace detail {
+namespace details {
 
 template <typename T>
 inline constexpr bool kAlwaysFalse = false;
@@ -146,8 +146,7 @@ class StringAppendBuf : public Buf {
 
 template <typename T, typename OS = std::ostream>
 void AppendThroughOstream(std::string& out, const T& value) {
-  StringAppendBuf<std::basic_streambuf<typename OS::char_type, typename OS::traits_type>> buf(
-      &out);
+  StringAppendBuf<std::basic_streambuf<typename OS::char_type, typename OS::traits_type>> buf(&out);
   OS os(&buf);
   os << value;
 }
@@ -202,25 +201,75 @@ inline void AppendDType(std::string& out, DLDataType dtype) {
   const char* base = nullptr;
   bool with_bits = true;
   switch (dtype.code) {
-    case 0: base = "int"; break;
-    case 1: base = "uint"; break;
-    case 2: base = "float"; break;
-    case 3: base = "handle"; with_bits = dtype.bits != 64; break;
-    case 4: base = "bfloat"; break;
-    case 5: base = "complex"; break;
-    case 6: base = "bool"; with_bits = false; break;
-    case 7: base = "float8_e3m4"; with_bits = false; break;
-    case 8: base = "float8_e4m3"; with_bits = false; break;
-    case 9: base = "float8_e4m3b11fnuz"; with_bits = false; break;
-    case 10: base = "float8_e4m3fn"; with_bits = false; break;
-    case 11: base = "float8_e4m3fnuz"; with_bits = false; break;
-    case 12: base = "float8_e5m2"; with_bits = false; break;
-    case 13: base = "float8_e5m2fnuz"; with_bits = false; break;
-    case 14: base = "float8_e8m0fnu"; with_bits = false; break;
-    case 15: base = "float6_e2m3fn"; with_bits = false; break;
-    case 16: base = "float6_e3m2fn"; with_bits = false; break;
-    case 17: base = "float4_e2m1fn"; with_bits = false; break;
-    default: break;
+    case 0:
+      base = "int";
+      break;
+    case 1:
+      base = "uint";
+      break;
+    case 2:
+      base = "float";
+      break;
+    case 3:
+      base = "handle";
+      with_bits = dtype.bits != 64;
+      break;
+    case 4:
+      base = "bfloat";
+      break;
+    case 5:
+      base = "complex";
+      break;
+    case 6:
+      base = "bool";
+      with_bits = false;
+      break;
+    case 7:
+      base = "float8_e3m4";
+      with_bits = false;
+      break;
+    case 8:
+      base = "float8_e4m3";
+      with_bits = false;
+      break;
+    case 9:
+      base = "float8_e4m3b11fnuz";
+      with_bits = false;
+      break;
+    case 10:
+      base = "float8_e4m3fn";
+      with_bits = false;
+      break;
+    case 11:
+      base = "float8_e4m3fnuz";
+      with_bits = false;
+      break;
+    case 12:
+      base = "float8_e5m2";
+      with_bits = false;
+      break;
+    case 13:
+      base = "float8_e5m2fnuz";
+      with_bits = false;
+      break;
+    case 14:
+      base = "float8_e8m0fnu";
+      with_bits = false;
+      break;
+    case 15:
+      base = "float6_e2m3fn";
+      with_bits = false;
+      break;
+    case 16:
+      base = "float6_e3m2fn";
+      with_bits = false;
+      break;
+    case 17:
+      base = "float4_e2m1fn";
+      with_bits = false;
+      break;
+    default:
+      break;
   }
   if (base == nullptr) {
     out += "dtype(code=";
@@ -243,22 +292,54 @@ inline void AppendDType(std::string& out, DLDataType dtype) {
 inline void AppendDevice(std::string& out, DLDevice device) {
   const char* name = nullptr;
   switch (static_cast<int>(device.device_type)) {  // DLPack's numbers, as above
-    case 1: name = "cpu"; break;
-    case 2: name = "cuda"; break;
-    case 3: name = "cuda_host"; break;
-    case 4: name = "opencl"; break;
-    case 7: name = "vulkan"; break;
-    case 8: name = "metal"; break;
-    case 9: name = "vpi"; break;
-    case 10: name = "rocm"; break;
-    case 11: name = "rocm_host"; break;
-    case 12: name = "ext_dev"; break;
-    case 13: name = "cuda_managed"; break;
-    case 14: name = "oneapi"; break;
-    case 15: name = "webgpu"; break;
-    case 16: name = "hexagon"; break;
-    case 17: name = "maia"; break;
-    case 18: name = "trn"; break;
+    case 1:
+      name = "cpu";
+      break;
+    case 2:
+      name = "cuda";
+      break;
+    case 3:
+      name = "cuda_host";
+      break;
+    case 4:
+      name = "opencl";
+      break;
+    case 7:
+      name = "vulkan";
+      break;
+    case 8:
+      name = "metal";
+      break;
+    case 9:
+      name = "vpi";
+      break;
+    case 10:
+      name = "rocm";
+      break;
+    case 11:
+      name = "rocm_host";
+      break;
+    case 12:
+      name = "ext_dev";
+      break;
+    case 13:
+      name = "cuda_managed";
+      break;
+    case 14:
+      name = "oneapi";
+      break;
+    case 15:
+      name = "webgpu";
+      break;
+    case 16:
+      name = "hexagon";
+      break;
+    case 17:
+      name = "maia";
+      break;
+    case 18:
+      name = "trn";
+      break;
   }
   if (name != nullptr) {
     out += name;
@@ -271,7 +352,7 @@ inline void AppendDevice(std::string& out, DLDevice device) {
   AppendSigned(out, device.device_id);
 }
 
-}  // namespace detail
+}  // namespace details
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END

@@ -1,87 +1,96 @@
 /*
- * tvm::ffi::ModuleObj and tvm::ffi::Module: an object that hands out functions by name.
+ * tvm::ffi::ModuleObj and tvm::ffi::Module: a loaded library (or any other module kind) and
+ * the functions it holds.
  *
- * Derive from ModuleObj, implement kind() and GetFunction(name), and return a Module from an
- * exported function: Python receives an object whose attributes (`mod.run(...)`) and items
- * (`mod["run"]`) are those functions.
+ * ModuleObj is a C++ class whose layout and vtable every side shares: the vtable pointer at
+ * offset 0, the object header at 8, imports_ at 32, the import lookup cache at 40, and the
+ * virtual functions in the order below (docs/dev/abi.md). Its out-of-line members
+ * (GetFunction(name, query_imports) and the like, ImportModule, ClearImports, the vtable and
+ * typeinfo, Module::LoadFromFile) live in libtvm_ffi.so: the one place a library built with
+ * these headers binds to C++ symbols of the runtime.
  */
 #ifndef TVM_FFI_EXTRA_MODULE_H_
 #define TVM_FFI_EXTRA_MODULE_H_
 
-#include <tvm/ffi/detail/export.h>
-#include <tvm/ffi/detail/object_convert.h>
-#include <tvm/ffi/detail/error.h>
-#include <tvm/ffi/detail/function.h>
-#include <tvm/ffi/detail/object.h>
-#include <tvm/ffi/detail/optional.h>
-#include <tvm/ffi/detail/string.h>
-#include <tvm/ffi/detail/names.h>  // the names apache-tvm-ffi's header brings
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/function.h>
 
-TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
 
-TVM_FFI_DETAIL_HIDDEN_END  // default visibility, as Object's (detail/object.h says why)
+class Module;
 
-class ModuleObj : public Object {
+class TVM_FFI_DLL ModuleObj : public Object {
  public:
-  static constexpr const char* _type_key = "ffi.Module";
-  static constexpr bool _type_mutable = true;
-  static constexpr int32_t _type_ffi_flags = TVM_FFI_OBJECT_IS_CXX | TVM_FFI_OBJECT_IS_MODULE;
-  static int _type_ffi_get_function(TVMFFIRefObject* self, const char* name,
-                                    TVMFFIResult* result) noexcept {
-    try {
-      auto* module = static_cast<ModuleObj*>(detail::ObjectCells::ObjectOfCxx(self));
-      Optional<Function> func = module->GetFunction(String(name));
-      detail::TypeTraits<Optional<Function>>::ToResult(func, &result->value, nullptr);
-      result->owner = nullptr;
-      return 0;
-    } catch (...) {
-      return detail::ReportCurrentException(name, detail::kStageCall, result);
-    }
-  }
-
-  virtual ~ModuleObj() = default;
-  /*! \brief What kind of module this is, for messages ("fp8_gemm_runner", ...). */
+  TVM_FFI_HIDDEN ModuleObj() = default;
+  // Not virtual, as in every runtime's ModuleObj: the deleter make_object set knows the type.
+  TVM_FFI_HIDDEN ~ModuleObj() = default;
+  /*! \brief The kind of module ("library", "cuda", ...). */
   virtual const char* kind() const = 0;
-  /*! \brief The function called `name`, or nothing when the module has none. */
+  /*! \brief Module::ModulePropertyMask bits. */
+  TVM_FFI_HIDDEN virtual int GetPropertyMask() const { return 0; }
+  /*! \brief The function `name` of this module itself, or nothing. */
   virtual Optional<Function> GetFunction(const String& name) = 0;
-  /*! \brief apache-tvm-ffi's property bits (runnable, binary-serializable, ...); none here. */
-  virtual int GetPropertyMask() const { return 0; }
-  virtual bool ImplementsFunction(const String& name) { return GetFunction(name).has_value(); }
-  virtual Optional<String> GetFunctionDoc(const String&) { return std::nullopt; }
-  virtual Optional<String> GetFunctionMetadata(const String&) { return std::nullopt; }
+  TVM_FFI_HIDDEN virtual bool ImplementsFunction(const String& name) {
+    return GetFunction(name).has_value();
+  }
+  TVM_FFI_HIDDEN virtual Optional<String> GetFunctionDoc(const String&) { return std::nullopt; }
+  TVM_FFI_HIDDEN virtual Optional<String> GetFunctionMetadata(const String&) {
+    return std::nullopt;
+  }
+  TVM_FFI_HIDDEN virtual void WriteToFile(const String&, const String&) const {
+    TVM_FFI_THROW(RuntimeError) << "a module of kind " << kind() << " cannot be written to a file";
+  }
+  TVM_FFI_HIDDEN virtual Array<String> GetWriteFormats() const { return Array<String>(); }
+  TVM_FFI_HIDDEN virtual Bytes SaveToBytes() const {
+    TVM_FFI_THROW(RuntimeError) << "a module of kind " << kind() << " cannot be saved to bytes";
+  }
+  TVM_FFI_HIDDEN virtual String InspectSource(const String&) const { return String(); }
+  // Out of line, in the runtime (the first of them is the class's key function: the vtable
+  // and typeinfo are emitted there once).
+  virtual void ImportModule(const Module& other);
+  virtual void ClearImports();
+
+  // In the runtime: the same, also searching the imports when query_imports is true.
+  Optional<Function> GetFunction(const String& name, bool query_imports);
+  bool ImplementsFunction(const String& name, bool query_imports);
+  Optional<String> GetFunctionDoc(const String& name, bool query_imports);
+  Optional<String> GetFunctionMetadata(const String& name, bool query_imports);
+
+  TVM_FFI_HIDDEN const Array<Any>& imports() const noexcept { return imports_; }
+
+  static constexpr bool _type_mutable = true;
+  static constexpr bool _type_final = true;
+  TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Module", ModuleObj, Object, kTVMFFIModule);
+
+ protected:
+  Array<Any> imports_;
+
+ private:
+  // A Map<String, Function> (container/map.h): functions found among the imports, by name.
+  ObjectRef import_lookup_cache_;
 };
 
-TVM_FFI_DETAIL_HIDDEN_BEGIN
-
-/*! \brief A handle to a module: one made in C++, or one another library or Python made. */
-class Module : public ObjectRef {
+class TVM_FFI_HIDDEN_MEMBERS Module : public ObjectRef {
  public:
-  // get() and -> give the C++ module, or nullptr when it is not a C++ ModuleObj of this ABI.
-  TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(Module, ObjectRef, ModuleObj);
-  Module(std::nullptr_t) noexcept {}  // NOLINT: implicit, like a pointer
+  enum ModulePropertyMask : int {
+    kBinarySerializable = 0b001,
+    kRunnable = 0b010,
+    kCompilationExportable = 0b100,
+  };
+  /*! \brief Loads a shared library as a module (in the runtime: its loader). */
+  TVM_FFI_DLL static Module LoadFromFile(const String& file_name);
+  /*! \brief Calls `callback(name, address)` for each context symbol registered so far. */
+  TVM_FFI_DLL static void VisitContextSymbols(const TypedFunction<void(String, void*)>& callback);
 
-  /*!
-   * \brief The function called `name`, or nothing. Works for any module, also one made by
-   * another library. (`query_imports` is accepted for apache-tvm-ffi's signature; modules
-   * here have no imports.)
-   */
-  Optional<Function> GetFunction(const String& name, bool query_imports = false) const {
-    (void)query_imports;
-    TVMFFIRefObject* cell = detail::ObjectCells::CellOfRef(*this);
-    if (cell == nullptr) throw Error("RuntimeError", "GetFunction on an empty Module");
-    TVMFFIResult result;
-    if (cell->type->get_function(cell, name.c_str(), &result) != 0) {
-      detail::ThrowCallError(&result);
-    }
-    if (result.value.type_code == kTVMFFINone) return std::nullopt;
-    return Function(ObjectPtr<FunctionObj>::Adopt(static_cast<TVMFFIRefObject*>(result.value.v_ptr)));
-  }
+  TVM_FFI_HIDDEN explicit Module(ObjectPtr<ModuleObj> n) noexcept
+      : ObjectRef(ObjectPtr<Object>(std::move(n))) {}
+  static constexpr bool _type_is_nullable = false;
+  TVM_FFI_DETAIL_REF_METHODS(Module, ObjectRef, ModuleObj, TVM_FFI_HIDDEN);
+  TVM_FFI_HIDDEN ~Module() = default;
 };
 
 }  // namespace ffi
 }  // namespace tvm
-TVM_FFI_DETAIL_HIDDEN_END
 
 #endif  // TVM_FFI_EXTRA_MODULE_H_

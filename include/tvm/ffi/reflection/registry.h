@@ -1,249 +1,257 @@
 /*
- * Registration into the process-wide registry (libtvm_ffi, c_api.h):
+ * Reflection: registering global functions (GlobalDef) and an object type's constructor,
+ * methods and fields (ObjectDef) with the runtime's registries (TVMFFIFunctionSetGlobal...,
+ * TVMFFITypeRegister*), so any frontend (Python through apache-tvm-ffi or this package)
+ * can construct and use the type:
  *
- *   TVM_FFI_STATIC_INIT_BLOCK() {                       // runs when the library is loaded
- *     tvm::ffi::reflection::GlobalDef().def("my.add", [](int64_t a, int64_t b) { return a + b; });
+ *   TVM_FFI_STATIC_INIT_BLOCK() {
+ *     namespace refl = tvm::ffi::reflection;
+ *     refl::ObjectDef<CounterObj>()
+ *         .def(refl::init<int64_t>(), "__init__")
+ *         .def("add", &CounterObj::Add)
+ *         .def_ro("value", &CounterObj::value);
+ *     refl::GlobalDef().def("my.counter_total", Total);
  *   }
- *   tvm::ffi::reflection::ObjectDef<CounterObj>()       // a class Python can construct
- *       .def(tvm::ffi::reflection::init<int64_t>())     // -> CounterObj(int64_t)
- *       .def("increment", &CounterObj::Increment);      // obj.increment(...) in Python
- *
- * Python finds global functions with tvm_ffi.get_global_func(name), and constructs and uses
- * registered classes through tvm_ffi.register_object(type_key) subclasses of tvm_ffi.Object.
  */
 #ifndef TVM_FFI_REFLECTION_REGISTRY_H_
 #define TVM_FFI_REFLECTION_REGISTRY_H_
 
-#include <tvm/ffi/base.h>
-#include <tvm/ffi/detail/object_convert.h>
-#include <tvm/ffi/detail/error.h>
-#include <tvm/ffi/detail/function.h>
-#include <tvm/ffi/detail/object.h>
-#include <tvm/ffi/detail/names.h>  // the names apache-tvm-ffi's header brings
+#include <tvm/ffi/any.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/container/variant.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
 
-#include <cstdio>
-#include <exception>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
+namespace details {
+
+inline TVMFFIByteArray ByteArrayOf(const char* s) noexcept {
+  return TVMFFIByteArray{s, s == nullptr ? 0 : std::char_traits<char>::length(s)};
+}
+
+/*! \brief The docstring among a def's extra arguments (the first const char*), or none. */
+inline const char* DocOf() noexcept { return nullptr; }
+template <typename First, typename... Rest>
+const char* DocOf(const First& first, const Rest&... rest) noexcept {
+  if constexpr (std::is_convertible_v<const First&, const char*>) {
+    return first;
+  } else {
+    return DocOf(rest...);
+  }
+}
+
+/*! \brief The object behind a method's `self`, or TypeError naming the method. */
+template <typename Class>
+Class* SelfOf(const ObjectRef& self, const std::string& method) {
+  const Class* obj = self.as<Class>();
+  if (TVM_FFI_UNLIKELY(obj == nullptr)) {
+    TVM_FFI_THROW(TypeError) << method << "() self must be " << Class::_type_key << ", not "
+                             << self.GetTypeKey();
+  }
+  return const_cast<Class*>(obj);
+}
+
+template <typename Class, typename F>
+struct MethodAdapter;
+#define TVM_FFI_DETAIL_METHOD_ADAPTER(Quals)                                     \
+  template <typename Class, typename C, typename R, typename... Args>            \
+  struct MethodAdapter<Class, R (C::*)(Args...) Quals> {                         \
+    static Function Make(R (C::*f)(Args...) Quals, std::string name) {           \
+      return Function::FromTyped(                                                \
+          [f, name](ObjectRef self, Args... args) -> R {                         \
+            return (SelfOf<Class>(self, name)->*f)(std::forward<Args>(args)...); \
+          },                                                                     \
+          name);                                                                 \
+    }                                                                            \
+  };
+TVM_FFI_DETAIL_METHOD_ADAPTER()
+TVM_FFI_DETAIL_METHOD_ADAPTER(const)
+TVM_FFI_DETAIL_METHOD_ADAPTER(noexcept)
+TVM_FFI_DETAIL_METHOD_ADAPTER(const noexcept)
+#undef TVM_FFI_DETAIL_METHOD_ADAPTER
+
+/*! \brief A field's value out of an object (TVMFFIFieldInfo::getter). */
+template <typename T>
+int FieldGetter(void* field, TVMFFIAny* result) noexcept {
+  try {
+    TypeTraits<T>::MoveToAny(T(*static_cast<const T*>(field)), result);
+    return 0;
+  } catch (...) {
+    return RaiseCurrentException("field getter", kStageResult);
+  }
+}
+template <typename T>
+int FieldSetter(void* field, const TVMFFIAny* value) noexcept {
+  try {
+    *static_cast<T*>(field) = ConvertFromView<T>(*value);
+    return 0;
+  } catch (...) {
+    return RaiseCurrentException("field setter", 0);
+  }
+}
+
+inline void CheckRegistered(int code, const char* operation) {
+  if (TVM_FFI_UNLIKELY(code != 0)) throw MoveFromRaised(operation);
+}
+
+}  // namespace details
+}  // namespace ffi
+}  // namespace tvm
+TVM_FFI_DETAIL_HIDDEN_END
+
+namespace tvm {
+namespace ffi {
 namespace reflection {
 
-/*! \brief ObjectDef<T>().def(init<Args...>()): construct a T from Args in Python. */
+/*! \brief A constructor to register with ObjectDef::def: make_object<Class>(Args...). */
 template <typename... Args>
-struct init {};
-
-namespace detail {
-
-using ::tvm::ffi::detail::CellIsA;
-using ::tvm::ffi::detail::ObjectCells;
-
-template <typename T, typename... Args>
-struct InitCall {
-  ObjectRef operator()(Args... args) const {
-    return ObjectRef(ObjectPtr<Object>(make_object<T>(std::forward<Args>(args)...)));
-  }
+struct init {
+  TVM_FFI_HIDDEN init() noexcept = default;
 };
 
-template <typename T>
-T* SelfAs(const ObjectRef& self, const char* type_key) {
-  TVMFFIRefObject* cell = ObjectCells::CellOfRef(self);
-  if (TVM_FFI_UNLIKELY(cell == nullptr || !CellIsA<T>(cell))) {
-    if (::tvm::ffi::detail::CellIsForeignDefinitionOf<T>(cell)) {
-      throw Error("TypeError",
-                  ::tvm::ffi::detail::Concat({"a method of '", type_key, "' called on ",
-                                              ::tvm::ffi::detail::ForeignDefinitionText<T>(cell)}));
-    }
-    throw Error("TypeError", ::tvm::ffi::detail::Concat(
-                                 {"a method of '", type_key, "' called on ",
-                                  cell == nullptr ? "None" : cell->type->type_key}));
-  }
-  return static_cast<T*>(ObjectCells::ObjectOf(cell));
-}
-
-template <typename T, typename Method, typename R, typename... Args>
-struct MethodCall {
-  Method method;
-  R operator()(ObjectRef self, Args... args) const {
-    return (SelfAs<T>(self, T::_type_key)->*method)(std::forward<Args>(args)...);
-  }
-};
-
-template <typename T, typename Member, typename Field>
-struct FieldGet {
-  Member field;
-  Field operator()(ObjectRef self) const { return SelfAs<T>(self, T::_type_key)->*field; }
-};
-
-/*! \brief Where a field's getter is registered: Python reads `obj.name` through it. */
-inline std::string FieldMemberName(const char* name) {
-  return ::tvm::ffi::detail::Concat({"__ffi_field__", name});
-}
-
-template <typename T, typename Method>
-struct MethodOf;
-template <typename T, typename C, typename R, typename... Args>
-struct MethodOf<T, R (C::*)(Args...)> {
-  using Call = MethodCall<T, R (C::*)(Args...), R, Args...>;
-};
-template <typename T, typename C, typename R, typename... Args>
-struct MethodOf<T, R (C::*)(Args...) const> {
-  using Call = MethodCall<T, R (C::*)(Args...) const, R, Args...>;
-};
-
-[[noreturn]] TVM_FFI_COLD inline void ThrowTaken(const char* what, const std::string& name) {
-  throw Error("RuntimeError", ::tvm::ffi::detail::Concat({what, " '", name,
-                                                         "' is already registered"}));
-}
-
-/*!
- * \brief Registers `func` under `name`, replacing an entry another library (or Python) made:
- * a rebuilt library loaded beside the old one registers its names again, and its definitions
- * are the newer. The same name registered twice by this library is a RuntimeError.
- */
-inline void SetGlobalFromThisLibrary(const char* name, const Function& func) {
-  if (TVMFFIFunctionSetGlobal == nullptr) ::tvm::ffi::detail::ThrowNoRegistry("GlobalDef");
-  TVMFFIRefObject* cell = ObjectCells::CellOfRef(func);
-  if (TVMFFIFunctionSetGlobal(name, cell, 0) == 0) return;
-  TVMFFIRefObject* old = TVMFFIFunctionGetGlobal(name);
-  // ObjectCells::IncRef is hidden: only this library's C++ objects have it.
-  const bool ours = old != nullptr && old->type->inc_ref == &ObjectCells::IncRef;
-  ::tvm::ffi::detail::ReleaseCell(old);
-  if (ours) {
-    throw Error("RuntimeError",
-                ::tvm::ffi::detail::Concat({"global function '", name,
-                                            "' is registered twice by the same library"}));
-  }
-  TVMFFIFunctionSetGlobal(name, cell, 1);
-}
-
-inline void RecordStaticInitError(const char* kind, const char* message) noexcept {
-  if (TVMFFIInitErrorRecord != nullptr) {
-    TVMFFIInitErrorRecord(&::tvm::ffi::detail::kThisLibrary, kind, message);
-  } else {
-    std::fprintf(stderr, "tvm_ffi: a TVM_FFI_STATIC_INIT_BLOCK failed: %s: %s\n", kind, message);
-  }
-}
-
-/*!
- * \brief Runs a TVM_FFI_STATIC_INIT_BLOCK body. It runs inside dlopen, where an escaping
- * exception ends the process: a failure is recorded in the registry instead, for the loader
- * (tvm_ffi.load_module raises it), or printed when there is no registry to record it.
- */
-inline void RunStaticInit(void (*body)()) noexcept {
-  try {
-    body();
-  } catch (const Error& e) {
-    RecordStaticInitError(e.kind().c_str(), e.message().c_str());
-  } catch (const std::exception& e) {
-    RecordStaticInitError("RuntimeError", e.what());
-  } catch (...) {
-    RecordStaticInitError("RuntimeError", "a C++ exception of unknown type");
-  }
-}
-
-}  // namespace detail
-
-/*! \brief Registers global functions: GlobalDef().def("name", callable).def(...). */
-class GlobalDef {
+/*! \brief Registers global functions: GlobalDef().def("name", func, "doc"). */
+class TVM_FFI_HIDDEN_MEMBERS GlobalDef {
  public:
-  /*! \brief A typed callable (arguments checked as an exported function's are). */
   template <typename Func, typename... Extra>
-  GlobalDef& def(const char* name, Func&& func, Extra&&...) {
-    detail::SetGlobalFromThisLibrary(name, Function::FromTyped(std::forward<Func>(func), name));
+  TVM_FFI_HIDDEN GlobalDef& def(const char* name, Func&& func, Extra&&... extra) {
+    Register(name, Function::FromTyped(std::forward<Func>(func), name), details::DocOf(extra...));
     return *this;
   }
-  /*! \brief A packed callable: func(PackedArgs args, Any* result). */
+  /*! \brief A function of the packed convention: func(PackedArgs, Any*). */
   template <typename Func, typename... Extra>
-  GlobalDef& def_packed(const char* name, Func func, Extra&&...) {
-    detail::SetGlobalFromThisLibrary(name, Function::FromPacked(std::move(func)));
+  TVM_FFI_HIDDEN GlobalDef& def_packed(const char* name, Func func, Extra&&... extra) {
+    Register(name, Function::FromPacked(std::move(func)), details::DocOf(extra...));
     return *this;
-  }
-};
-
-/*!
- * \brief Registers the constructor and methods of the object class T under T::_type_key.
- * Registering again (a library loaded twice) replaces the earlier members.
- */
-template <typename T>
-class ObjectDef {
- public:
-  ObjectDef() {
-    if (TVMFFITypeSetMember == nullptr) ::tvm::ffi::detail::ThrowNoRegistry("ObjectDef");
-  }
-
-  /*! \brief The constructor Python's __ffi_init__ calls: T(Args...). */
-  template <typename... Args, typename... Extra>
-  ObjectDef& def(init<Args...>, Extra&&...) {
-    return Member("__ffi_init__", Function::FromTyped(detail::InitCall<T, Args...>{},
-                                                     std::string(T::_type_key) + ".__init__"));
-  }
-  /*! \brief A method: a member function of T (or of a base), called on the object. */
-  template <typename Method, typename... Extra>
-  ObjectDef& def(const char* name, Method method, Extra&&...) {
-    using Call = typename detail::MethodOf<T, Method>::Call;
-    return Member(name, Function::FromTyped(Call{method},
-                                            std::string(T::_type_key) + "." + name));
-  }
-  /*! \brief A function of the class that takes no object. */
-  template <typename Func, typename... Extra>
-  ObjectDef& def_static(const char* name, Func&& func, Extra&&...) {
-    return Member(name, Function::FromTyped(std::forward<Func>(func),
-                                            std::string(T::_type_key) + "." + name));
-  }
-
-  // compat: apache-tvm-ffi (a field Python reads as an attribute, `obj.name`; its value is
-  // converted as a result is, at each read)
-  template <typename Class, typename Field, typename... Extra>
-  ObjectDef& def_ro(const char* name, Field Class::*field, Extra&&...) {
-    const std::string member = detail::FieldMemberName(name);
-    return Member(member.c_str(),
-                  Function::FromTyped(detail::FieldGet<T, Field Class::*, Field>{field},
-                                      std::string(T::_type_key) + "." + name));
-  }
-  // compat: apache-tvm-ffi (here too read-only from Python: assigning raises AttributeError)
-  template <typename Class, typename Field, typename... Extra>
-  ObjectDef& def_rw(const char* name, Field Class::*field, Extra&&... extra) {
-    return def_ro(name, field, std::forward<Extra>(extra)...);
   }
 
  private:
-  ObjectDef& Member(const char* name, const Function& func) {
-    if (TVMFFITypeSetMember(T::_type_key, name, detail::ObjectCells::CellOfRef(func), 1) != 0) {
-      detail::ThrowTaken("member", std::string(T::_type_key) + "." + name);
-    }
+  TVM_FFI_HIDDEN static void Register(const char* name, const Function& func, const char* doc) {
+    TVMFFIMethodInfo info{};
+    info.name = details::ByteArrayOf(name);
+    info.doc = details::ByteArrayOf(doc);
+    info.metadata = details::ByteArrayOf("{}");
+    info.flags = 0;
+    details::TypeTraits<Function>::CopyToView(func, &info.method);
+    details::CheckRegistered(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 0),
+                             "TVMFFIFunctionSetGlobalFromMethodInfo");
+  }
+};
+
+/*!
+ * \brief Registers an object type with the runtime: its layout (total size, creator when
+ * default-constructible), constructor (`__ffi_init__`), methods and fields.
+ */
+template <typename Class>
+class TVM_FFI_HIDDEN_MEMBERS ObjectDef {
+ public:
+  /*!
+   * Registering the type index also registered its layout (total size, creator: see
+   * detail/type_index.h); apache-tvm-ffi's runtime accepts that once per key, so a docstring
+   * among `extra` is not registered.
+   */
+  template <typename... Extra>
+  TVM_FFI_HIDDEN explicit ObjectDef(Extra&&...)
+      : type_index_(Class::_GetOrAllocRuntimeTypeIndex()) {}
+  ObjectDef(const ObjectDef&) = delete;
+  ObjectDef& operator=(const ObjectDef&) = delete;
+
+  /*! \brief A method: a member function pointer, or a callable taking the object first. */
+  template <typename Func, typename... Extra>
+  TVM_FFI_HIDDEN ObjectDef& def(const char* name, Func&& func, Extra&&... extra) {
+    RegisterMethod(name, false, MakeMethod(name, std::forward<Func>(func)),
+                   details::DocOf(extra...));
     return *this;
   }
+  template <typename Func, typename... Extra>
+  TVM_FFI_HIDDEN ObjectDef& def_static(const char* name, Func&& func, Extra&&... extra) {
+    RegisterMethod(name, true, Function::FromTyped(std::forward<Func>(func), Qualified(name)),
+                   details::DocOf(extra...));
+    return *this;
+  }
+  /*! \brief The constructor Python calls: make_object<Class>(Args...). */
+  template <typename... Args, typename... Extra>
+  TVM_FFI_HIDDEN ObjectDef& def(init<Args...>, Extra&&... extra) {
+    Function ctor = Function::FromTyped(
+        [](Args... args) { return ObjectRef(make_object<Class>(std::forward<Args>(args)...)); },
+        Qualified(kInit));
+    RegisterMethod(kInit, true, ctor, details::DocOf(extra...));
+    TVMFFIAny value;
+    details::TypeTraits<Function>::CopyToView(ctor, &value);
+    const TVMFFIByteArray attr = details::ByteArrayOf(kInit);
+    details::CheckRegistered(TVMFFITypeRegisterAttr(type_index_, &attr, &value),
+                             "TVMFFITypeRegisterAttr");
+    return *this;
+  }
+  template <typename T, typename Base, typename... Extra>
+  TVM_FFI_HIDDEN ObjectDef& def_ro(const char* name, T Base::* field, Extra&&... extra) {
+    RegisterField(name, field, false, details::DocOf(extra...));
+    return *this;
+  }
+  template <typename T, typename Base, typename... Extra>
+  TVM_FFI_HIDDEN ObjectDef& def_rw(const char* name, T Base::* field, Extra&&... extra) {
+    RegisterField(name, field, true, details::DocOf(extra...));
+    return *this;
+  }
+
+ private:
+  static constexpr const char* kInit = "__ffi_init__";
+
+  TVM_FFI_HIDDEN static std::string Qualified(const char* name) {
+    return std::string(Class::_type_key) + "." + name;
+  }
+  template <typename Func>
+  TVM_FFI_HIDDEN static Function MakeMethod(const char* name, Func&& func) {
+    if constexpr (std::is_member_function_pointer_v<std::decay_t<Func>>) {
+      return details::MethodAdapter<Class, std::decay_t<Func>>::Make(func, Qualified(name));
+    } else {
+      return Function::FromTyped(std::forward<Func>(func), Qualified(name));
+    }
+  }
+  TVM_FFI_HIDDEN void RegisterMethod(const char* name, bool is_static, const Function& func,
+                                     const char* doc) {
+    TVMFFIMethodInfo info{};
+    info.name = details::ByteArrayOf(name);
+    info.doc = details::ByteArrayOf(doc);
+    info.metadata = details::ByteArrayOf("{}");
+    info.flags = is_static ? kTVMFFIFieldFlagBitMaskIsStaticMethod : 0;
+    details::TypeTraits<Function>::CopyToView(func, &info.method);
+    details::CheckRegistered(TVMFFITypeRegisterMethod(type_index_, &info),
+                             "TVMFFITypeRegisterMethod");
+  }
+  template <typename T, typename Base>
+  TVM_FFI_HIDDEN void RegisterField(const char* name, T Base::* field, bool writable,
+                                    const char* doc) {
+    static_assert(std::is_base_of_v<Base, Class>, "the field must be a member of the class");
+    // The field's offset from the object header (the Object base, after a vtable if any).
+    alignas(Class) static char probe[sizeof(Class)];
+    const Class* obj = reinterpret_cast<const Class*>(probe);
+    TVMFFIFieldInfo info{};
+    info.name = details::ByteArrayOf(name);
+    info.doc = details::ByteArrayOf(doc);
+    info.metadata = details::ByteArrayOf("{}");
+    info.flags = writable ? kTVMFFIFieldFlagBitMaskWritable : 0;
+    info.size = sizeof(T);
+    info.alignment = alignof(T);
+    info.offset = reinterpret_cast<const char*>(&(obj->*field)) -
+                  reinterpret_cast<const char*>(static_cast<const Object*>(obj));
+    info.getter = &details::FieldGetter<T>;
+    info.setter = writable ? reinterpret_cast<void*>(&details::FieldSetter<T>) : nullptr;
+    details::SetPOD(&info.default_value_or_factory, kTVMFFINone);
+    info.field_static_type_index = kTVMFFIAny;
+    details::CheckRegistered(TVMFFITypeRegisterField(type_index_, &info),
+                             "TVMFFITypeRegisterField");
+  }
+  int32_t type_index_;
 };
 
 }  // namespace reflection
 }  // namespace ffi
 }  // namespace tvm
-TVM_FFI_DETAIL_HIDDEN_END
-
-/*!
- * \brief `TVM_FFI_STATIC_INIT_BLOCK() { ... }`: the block runs once, when the library is
- * loaded, so that its registrations exist before anyone looks. An exception it throws is kept
- * for the loader (detail::RunStaticInit), never let out into the dynamic loader.
- */
-#define TVM_FFI_STATIC_INIT_BLOCK() TVM_FFI_DETAIL_STATIC_INIT_BLOCK(__COUNTER__)
-// One more expansion, so that __COUNTER__ is a number before it is pasted into names.
-#define TVM_FFI_DETAIL_STATIC_INIT_BLOCK(n) TVM_FFI_DETAIL_STATIC_INIT_BLOCK_(n)
-#if defined(__GNUC__) || defined(__clang__)
-#define TVM_FFI_DETAIL_STATIC_INIT_BLOCK_(n)                                      \
-  static void TvmFfiStaticInitBody_##n();                                         \
-  __attribute__((constructor)) static void TvmFfiStaticInit_##n() {               \
-    ::tvm::ffi::reflection::detail::RunStaticInit(TvmFfiStaticInitBody_##n);      \
-  }                                                                               \
-  static void TvmFfiStaticInitBody_##n()
-#else
-#define TVM_FFI_DETAIL_STATIC_INIT_BLOCK_(n)                                            \
-  static void TvmFfiStaticInitBody_##n();                                               \
-  [[maybe_unused]] static const int TvmFfiStaticInit_##n =                              \
-      (::tvm::ffi::reflection::detail::RunStaticInit(TvmFfiStaticInitBody_##n), 0);    \
-  static void TvmFfiStaticInitBody_##n()
-#endif
 
 #endif  // TVM_FFI_REFLECTION_REGISTRY_H_

@@ -1,0 +1,242 @@
+/*
+ * The Python core on the tvm-ffi C ABI (16-byte TVMFFIAny): shared declarations.
+ *
+ * The core talks to the runtime only through the C functions of c_api.h / c_env_api.h and the
+ * runtime's global functions ("ffi.Array", "ffi.ModuleLoadFromFile", ...), so it runs against
+ * any libtvm_ffi.so of this ABI. Types are plain CPython heap types (vectorcall, no pybind11
+ * dispatch on the call path); pybind11 only creates the module.
+ */
+#ifndef TVM_FFI_PYCORE_NEXT_CORE_H_
+#define TVM_FFI_PYCORE_NEXT_CORE_H_
+
+#include <Python.h>
+#include <dlpack/dlpack.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
+// The runtime's private call-frame entries (D4); resolved at init, absent on apache's runtime.
+#include "../../lib/frame_api.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace tvm_ffi_next {
+
+// ---- the DLPack C exchange API (`type(obj).__dlpack_c_exchange_api__`) ----------------------
+struct ExchangeApiHeader {
+  DLPackVersion version;
+  ExchangeApiHeader* prev_api;  // an older table of the same producer, or NULL
+};
+
+// Every producer function returns 0, or -1 with a Python error set.
+struct ExchangeApi {
+  ExchangeApiHeader header;
+  int (*managed_tensor_allocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                  void* error_ctx,
+                                  void (*set_error)(void* error_ctx, const char* kind,
+                                                    const char* message));
+  int (*managed_tensor_from_py_object_no_sync)(void* py_object, DLManagedTensorVersioned** out);
+  int (*managed_tensor_to_py_object_no_sync)(DLManagedTensorVersioned* tensor, void** out);
+  int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensor* out);
+  int (*current_work_stream)(DLDeviceType device_type, int32_t device_id, void** out_stream);
+};
+
+// ---- object helpers ---------------------------------------------------------------------------
+constexpr size_t kCellOffset = sizeof(TVMFFIObject);  // every cell follows the 24-byte header
+
+template <typename Cell>
+inline Cell* CellOf(TVMFFIObject* obj) {
+  return reinterpret_cast<Cell*>(reinterpret_cast<char*>(obj) + kCellOffset);
+}
+
+inline void DecRef(TVMFFIObject* obj) {
+  if (obj != nullptr) TVMFFIObjectDecRef(obj);
+}
+
+inline bool IsObjectIndex(int32_t index) { return index >= kTVMFFIStaticObjectBegin; }
+
+// A vector that keeps its first N elements inline: a call's temporaries without malloc.
+// Trivially constructed (no std::vector to build and destroy on every call).
+template <typename T, int N>
+class SmallVec {
+ public:
+  SmallVec() = default;
+  SmallVec(const SmallVec&) = delete;
+  SmallVec& operator=(const SmallVec&) = delete;
+  ~SmallVec() {
+    if (heap_ != nullptr) std::free(heap_);
+  }
+  void push_back(const T& v) {
+    if (size_ < N) {
+      inline_[size_++] = v;
+      return;
+    }
+    if (size_ - N == heap_capacity_) {
+      const int capacity = heap_capacity_ == 0 ? N : 2 * heap_capacity_;
+      auto* grown = static_cast<T*>(std::realloc(heap_, sizeof(T) * capacity));
+      if (grown == nullptr) std::abort();  // out of memory while holding references
+      heap_ = grown;
+      heap_capacity_ = capacity;
+    }
+    heap_[size_++ - N] = v;
+  }
+  int size() const { return size_; }
+  T& operator[](int i) { return i < N ? inline_[i] : heap_[i - N]; }
+  void clear() { size_ = 0; }
+
+ private:
+  T inline_[N];
+  T* heap_ = nullptr;
+  int heap_capacity_ = 0;
+  int size_ = 0;
+};
+
+// ---- Python types -----------------------------------------------------------------------------
+struct FunctionObject {
+  PyObject ob_base;  // PyObject_HEAD
+  vectorcallfunc vectorcall;
+  TVMFFIObject* handle;  // a FunctionObj (strong reference), or NULL: an empty Function
+  uint64_t view_params;  // bit i: parameter i is a DLTensor* (TensorView) per the metadata
+  PyObject* name;        // str or NULL: for messages
+  PyObject* library;     // str or NULL: the library the function came from
+};
+
+// tvm_ffi_next.Object and its subclasses (Tensor, Module): one owned handle.
+struct ObjectWrapper {
+  PyObject ob_base;  // PyObject_HEAD
+  TVMFFIObject* handle;
+  PyObject* extra;      // Module: the path it was loaded from; else NULL
+  PyObject* functions;  // Module: functions looked up so far (a dict), or NULL
+};
+
+extern PyTypeObject* g_function_type;
+extern PyTypeObject* g_object_type;
+extern PyTypeObject* g_tensor_type;
+extern PyTypeObject* g_module_type;
+
+int InitFunctionType(PyObject* module);
+int InitObjectTypes(PyObject* module);
+
+/*! \brief A Function taking ownership of `handle` (a FunctionObj); NULL with an error set. */
+PyObject* NewFunction(TVMFFIObject* handle, PyObject* name, PyObject* library);
+/*! \brief An Object/Tensor/Module wrapper taking ownership of `handle`. */
+PyObject* NewObjectWrapper(PyTypeObject* type, TVMFFIObject* handle);
+/*! \brief The handle behind one of our wrappers (Function or Object), or NULL. */
+TVMFFIObject* WrapperHandle(PyObject* obj);
+
+// ---- calls ------------------------------------------------------------------------------------
+struct PooledTensor;
+
+/*! \brief State of one conversion of Python values to TVMFFIAny views: what to release after. */
+struct ArgFrame {
+  const char* name = "function";  // for messages: "<name>() argument <position>"
+  PyObject* name_obj = nullptr;   // when set, the name (read only for messages)
+  int position = 0;
+  uint64_t view_params = 0;
+  SmallVec<TVMFFIObject*, 4> owned;  // strings, arrays, callbacks made for this call
+  SmallVec<PyObject*, 4> keep;       // Python objects to drop after the call
+  // Tensors passed as TensorObjs, and their Python objects (borrowed: the call holds them).
+  SmallVec<PooledTensor*, 8> tensors;
+  SmallVec<PyObject*, 8> tensor_sources;
+  SmallVec<const ExchangeApi*, 8> tensor_producers;  // their exchange APIs
+  const ExchangeApi* tensor_api = nullptr;  // first exchange API able to wrap a tensor result
+  int32_t cuda_device = -1;                 // first CUDA tensor argument's device
+  const ExchangeApi* stream_api = nullptr;  // its producer's exchange API
+
+  ArgFrame() = default;
+  ArgFrame(const ArgFrame&) = delete;
+  ArgFrame& operator=(const ArgFrame&) = delete;
+  ~ArgFrame() { Release(); }
+  /*! \brief After the call: pool or promote tensors, drop temporaries. Keeps a pending error. */
+  void Release();
+};
+
+/*! \brief "f() argument 2", or the frame's name for a value that is no argument (a result). */
+const char* ArgLabel(const ArgFrame* frame);
+
+/*! \brief Converts one argument into `out`; `view` is a stack DLTensor for a TensorView. */
+int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, int depth);
+
+/*!
+ * \brief Converts an owned value to Python (the reference is consumed, also on failure).
+ *  `frame` (may be NULL) gives the call's tensors: a result that is one of them comes back as
+ *  the caller's object; tensors come back as the arguments' framework.
+ */
+PyObject* ToPython(TVMFFIAny* value, ArgFrame* frame);
+
+/*! \brief Converts a borrowed view (a callback's argument) to Python. */
+PyObject* ViewToPython(const TVMFFIAny* view);
+
+/*! \brief Raises the Python exception for a failed safe call (rc -1 or -2). */
+void RaiseCallError(int rc, const char* name, PyObject* library);
+
+/*! \brief The Python exception for an ErrorObj (not raised); consumes nothing. */
+PyObject* ExceptionFromError(TVMFFIObject* error, const char* name, PyObject* library);
+
+/*! \brief A global function by name, or NULL (no error) when absent. New reference. */
+TVMFFIObject* GetGlobal(const char* name);
+
+/*! \brief Calls a FunctionObj with views; 0 or -1 with a Python error set. */
+int CallHandle(TVMFFIObject* func, const char* name, const TVMFFIAny* args, int32_t n,
+               TVMFFIAny* result);
+
+/*! \brief A Function wrapping a Python callable (TVMFFIFunctionCreate); new reference. */
+TVMFFIObject* FunctionFromCallable(PyObject* callable);
+
+/*! \brief An ffi.OpaquePyObject holding `obj` (TVMFFIObjectCreateOpaque); new reference. */
+TVMFFIObject* OpaqueFromPython(PyObject* obj);
+
+// ---- tensors (tensor_pool.cc) -----------------------------------------------------------------
+/*! \brief A TensorObj for a framework tensor; pooled when it came through the exchange API. */
+int TensorObjectArg(ArgFrame* frame, const ExchangeApi* api, PyObject* obj, TVMFFIAny* out);
+/*! \brief ValueError naming the argument for a producer's corrupt DLTensor (ndim, shape). */
+int CheckProducerTensor(const ArgFrame* frame, PyObject* obj, const DLTensor& t);
+/*! \brief Returns a still-unique pooled tensor to the pool, else makes it own its memory. */
+void FinishPooledTensor(PooledTensor* t, PyObject* source, const ExchangeApi* api);
+/*! \brief The DLTensor of one of our TensorObjs. */
+TVMFFIObject* PooledTensorHandle(PooledTensor* t);
+/*! \brief A tensor result as a framework tensor (api's) or a Tensor wrapper; consumes it. */
+PyObject* TensorToPython(TVMFFIObject* tensor, const ExchangeApi* api);
+
+// ---- the stream around a call (env.cc) --------------------------------------------------------
+struct StreamScope {
+  bool active = false;
+  bool lazy = false;                   // a frame was pushed (our runtime)
+  int32_t device_id = 0;               // eager: the device whose stream was set
+  void* previous = nullptr;            // eager: its stream before the call
+  const ExchangeApi* api = nullptr;    // the producer asked for the stream
+  TVMFFICubinStreamProvider provider{};  // lazy: handed to the runtime for the call
+  PyObject* error_type = nullptr;      // lazy: the producer's failure, raised after the call
+  PyObject* error_value = nullptr;
+  PyObject* error_traceback = nullptr;
+  StreamScope() = default;
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+  ~StreamScope() {
+    Py_XDECREF(error_type);
+    Py_XDECREF(error_value);
+    Py_XDECREF(error_traceback);
+  }
+  int Enter(const ArgFrame& frame);  // 0, or -1 with a Python error set
+  int Leave();                       // 0, or -1 with the provider's Python error set
+};
+/*! \brief Finds our runtime's frame entries (module init); absent: the eager path. */
+void InitLazyStream();
+/*! \brief Whether calls run in lazy stream frames (our runtime). */
+bool LazyStreamEnabled();
+
+// ---- errors (errors.cc) -----------------------------------------------------------------------
+/*! \brief Replaces the kind -> class table consulted before the builtins (a dict, or None). */
+PyObject* SetErrorTable(PyObject* table);
+/*! \brief Adds kind -> cls (both ways); tvm_ffi.register_error's entry point. */
+PyObject* RegisterError(PyObject* kind, PyObject* cls);
+/*! \brief The class an error of `kind` is raised as. */
+PyObject* ErrorClass(PyObject* kind);
+/*! \brief Hands the pending Python exception to the runtime's error slot; returns -1. */
+int SetRaisedFromPython();
+
+}  // namespace tvm_ffi_next
+
+#endif  // TVM_FFI_PYCORE_NEXT_CORE_H_
