@@ -137,6 +137,9 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     the files written. The precompiled header is left out with a compiler other than GCC,
     and when TVM_FFI_PREBUILT_PCH=0 (a wheel for other machines, whose GCC would differ)."""
     prebuilt = _load_jit_module("_prebuilt")
+    # TEMPORARY (switch to the tvm-ffi ABI): nothing prebuilt until extra/cuda is ported.
+    if not os.path.exists(os.path.join(ROOT, "include", "tvm", "ffi", "extra", "cuda")):
+        return []
     prelude = _load_jit_module("_spec").PRELUDE_INCLUDES
     launcher, compiler = _jit_compiler()
     include = os.path.join(ROOT, "include")
@@ -347,6 +350,8 @@ class BuildExt(build_ext):
         if isinstance(ext, JitPrebuilt):
             self._build_jit_prebuilt(ext)
             return
+        if ext is CORE:  # links to the runtime built just before (setup's order)
+            ext.library_dirs = [os.path.dirname(self._runtime_output)]
         dest = self.get_ext_fullpath(ext.name)
         base_temp = self.build_temp
         self.build_temp = os.path.join(base_temp, settings_key(self.compiler, ext))
@@ -354,6 +359,8 @@ class BuildExt(build_ext):
         try:
             super().build_extension(ext)
             output = self._keyed_output
+            if ext is RUNTIME:
+                self._runtime_output = output
         finally:
             self.build_temp = base_temp
             self._keyed_output = None
@@ -361,45 +368,50 @@ class BuildExt(build_ext):
         self.copy_file(output, dest)
 
 
+# libtvm_ffi.so: the tvm-ffi runtime (src/lib), at tvm_ffi/lib/libtvm_ffi.so so that
+# `-L<dir> -ltvm_ffi` links against it; its soname lets a library that lists it as DT_NEEDED
+# (ours and apache-tvm-ffi's alike) bind to the copy tvm_ffi._core already loaded; the version
+# script exports the C ABI and the few C++ members apache-built code calls, unversioned.
+RUNTIME = SharedLibrary(
+    "tvm_ffi.lib.tvm_ffi",
+    sorted(glob("src/lib/*.cc")),
+    include_dirs=["include"],
+    depends=sorted(glob("src/lib/*.h"))
+    + _tree_files("include")
+    + [os.path.join("src", "lib", "libtvm_ffi.map")],
+    language="c++",  # linked by the C++ driver: it needs libstdc++
+    libraries=["dl"],  # dladdr, dlopen: in libdl before glibc 2.34
+    extra_compile_args=["-std=c++17", *COMPILE_ARGS],
+    extra_link_args=[
+        *LINK_ARGS,
+        "-Wl,-soname,libtvm_ffi.so",
+        f"-Wl,--version-script={os.path.join(ROOT, 'src', 'lib', 'libtvm_ffi.map')}",
+    ],
+)
+
 CORE_MAP = os.path.join(ROOT, "src", "python", "core", "_core.map")
 CORE = Pybind11Extension(
     "tvm_ffi._core",
     # Two products in one module: core/ (functions, modules, objects, tensors across the
     # C ABI) and cuda/ (tvm_ffi.cuda's kernel launches), which builds on core/.
-    sorted(glob("src/python/core/*.cc") + glob("src/python/cuda/*.cc")),
+    sorted(glob("src/python/core/*.cc")),  # cuda/ joins once ported to the new core
     # cuda_decls first: its cuda.h stands in for the toolkit's, which is never looked for.
     include_dirs=["src/python/cuda_decls", "src/python", "include"],
     depends=sorted(glob("src/python/*/*.h")) + _tree_files("include") + [CORE_MAP],
     cxx_std=17,
     extra_compile_args=COMPILE_ARGS,
-    extra_link_args=[*LINK_ARGS, f"-Wl,--version-script={CORE_MAP}"],
-    libraries=["dl"],
+    # The runtime sits in lib/ beside the module (BuildExt.build_extension adds -L).
+    extra_link_args=[*LINK_ARGS, f"-Wl,--version-script={CORE_MAP}", "-Wl,-rpath,$ORIGIN/lib"],
+    libraries=["dl", "tvm_ffi"],
 )
 
 # Plain shared libraries shipped in the package (each file listed in tests/python/wheel_files.txt).
-# libtvm_ffi.so: the process-wide registry (src/lib), at tvm_ffi/lib/libtvm_ffi.so so that
-# `-L<dir> -ltvm_ffi` links against it; its soname lets a library that lists it as DT_NEEDED
-# reuse the copy tvm_ffi._core already loaded; the version script exports the registry alone.
-LIBRARIES: list[Extension] = [
-    SharedLibrary(
-        "tvm_ffi.lib.tvm_ffi",
-        sorted(glob("src/lib/*.cc")),
-        include_dirs=["include"],
-        depends=["include/tvm/ffi/c_api.h", os.path.join("src", "lib", "libtvm_ffi.map")],
-        language="c++",  # linked by the C++ driver: it needs libstdc++
-        libraries=["dl"],  # dladdr: in libdl before glibc 2.34
-        extra_compile_args=["-std=c++17", *COMPILE_ARGS],
-        extra_link_args=[
-            *LINK_ARGS,
-            "-Wl,-soname,libtvm_ffi.so",
-            f"-Wl,--version-script={os.path.join(ROOT, 'src', 'lib', 'libtvm_ffi.map')}",
-        ],
-    )
-]
+LIBRARIES: list[Extension] = [RUNTIME]
 
 if __name__ == "__main__":
     ParallelCompile("TVM_FFI_BUILD_JOBS").install()
     setup(
-        ext_modules=[CORE, *LIBRARIES, JitPrebuilt()],
+        # The runtime first: the core links to it.
+        ext_modules=[*LIBRARIES, CORE, JitPrebuilt()],
         cmdclass={"build_py": BuildPyWithData, "build_ext": BuildExt},
     )

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "src" / "python" / "core"
 INCLUDE = ROOT / "include"
-FLAGS = ("-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror")
+FLAGS = ("-DTVM_FFI_PYCORE_NAME=_core_next", "-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror")
 
 
 def _command(runtime_dir: Path, output: Path) -> list[str]:

@@ -51,7 +51,11 @@ PyMethodDef kModuleFunctions[] = {
 }  // namespace
 }  // namespace tvm_ffi_next
 
-PYBIND11_MODULE(_core_next, m) {
+// tests/helpers/next_pycore.py builds the same sources as `_core_next` beside an installed core.
+#ifndef TVM_FFI_PYCORE_NAME
+#define TVM_FFI_PYCORE_NAME _core
+#endif
+PYBIND11_MODULE(TVM_FFI_PYCORE_NAME, m) {
   using namespace tvm_ffi_next;
   PyObject* module = m.ptr();
   // What the runtime calls back into Python with (TVMFFIEnvCheckSignals, GIL for callbacks
