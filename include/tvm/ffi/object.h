@@ -22,6 +22,12 @@
 #include <string>
 #include <utility>
 
+// compat: apache-tvm-ffi. The standard headers its object.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#include <exception>
+#include <optional>
+#include <typeinfo>
+
 namespace tvm {
 namespace ffi {
 

@@ -15,8 +15,15 @@
 #include <tvm/ffi/object.h>
 
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <string_view>
+
+// compat: apache-tvm-ffi. The standard headers its string.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#include <ctime>
+#include <iomanip>
+#include <locale>
 
 namespace tvm {
 namespace ffi {
@@ -222,6 +229,11 @@ TVM_FFI_HIDDEN inline String operator+(const String& a, std::string_view b) {
   std::string s(a);
   s.append(b.data(), b.size());
   return String(s);
+}
+
+// compat: apache-tvm-ffi: the characters, embedded NULs included.
+TVM_FFI_HIDDEN inline std::ostream& operator<<(std::ostream& os, const String& s) {
+  return os.write(s.data(), static_cast<std::streamsize>(s.size()));
 }
 
 static_assert(sizeof(String) == sizeof(TVMFFIAny), "String is one TVMFFIAny");

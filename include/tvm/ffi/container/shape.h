@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <ostream>
 #include <vector>
 
 namespace tvm {
@@ -100,6 +101,13 @@ class TVM_FFI_HIDDEN_MEMBERS Shape : public ObjectRef {
     return obj;
   }
 };
+
+// compat: apache-tvm-ffi: prints "[2, 3]".
+TVM_FFI_HIDDEN inline std::ostream& operator<<(std::ostream& os, const Shape& shape) {
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i) os << (i != 0 ? ", " : "") << shape[i];
+  return os << ']';
+}
 
 }  // namespace ffi
 }  // namespace tvm

@@ -17,7 +17,6 @@
 #include <cuda_runtime.h>
 #include <tvm/ffi/base_detail.h>
 #include <tvm/ffi/error.h>
-#include <tvm/ffi/detail/std_compat.h>  // compat: apache-tvm-ffi
 #include <tvm/ffi/extra/cuda/detail/cuda_error.h>
 #include <tvm/ffi/extra/cuda/dim3.h>
 
