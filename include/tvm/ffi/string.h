@@ -165,27 +165,43 @@ class TVM_FFI_HIDDEN_MEMBERS CharsHandle {
   TVM_FFI_HIDDEN int compare(std::string_view other) const noexcept {
     return std::string_view(*this).compare(other);
   }
-  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, std::string_view b) noexcept {
-    return std::string_view(a) == b;
+  // Comparisons by content with String/Bytes, std::string, std::string_view and C strings,
+  // on either side (apache-tvm-ffi's set; an exact overload for each avoids ambiguity).
+#define TVM_FFI_DETAIL_CHARS_COMPARE(Other)                                              \
+  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, Other b) noexcept {           \
+    return std::string_view(a) == std::string_view(b);                                 \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, Other b) noexcept {           \
+    return std::string_view(a) != std::string_view(b);                                 \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator<(const Derived& a, Other b) noexcept {            \
+    return std::string_view(a) < std::string_view(b);                                  \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator<=(const Derived& a, Other b) noexcept {           \
+    return std::string_view(a) <= std::string_view(b);                                 \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator>(const Derived& a, Other b) noexcept {            \
+    return std::string_view(a) > std::string_view(b);                                  \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator>=(const Derived& a, Other b) noexcept {           \
+    return std::string_view(a) >= std::string_view(b);                                 \
   }
-  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, std::string_view b) noexcept {
-    return std::string_view(a) != b;
-  }
-  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, const Derived& b) noexcept {
-    return std::string_view(a) == std::string_view(b);
-  }
-  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, const Derived& b) noexcept {
-    return std::string_view(a) != std::string_view(b);
-  }
-  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, const char* b) noexcept {
-    return std::string_view(a) == std::string_view(b);
-  }
-  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, const char* b) noexcept {
-    return std::string_view(a) != std::string_view(b);
-  }
-  TVM_FFI_HIDDEN friend bool operator<(const Derived& a, const Derived& b) noexcept {
-    return std::string_view(a) < std::string_view(b);
-  }
+#define TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(Other)                                     \
+  TVM_FFI_HIDDEN friend bool operator==(Other a, const Derived& b) noexcept { return b == a; } \
+  TVM_FFI_HIDDEN friend bool operator!=(Other a, const Derived& b) noexcept { return b != a; } \
+  TVM_FFI_HIDDEN friend bool operator<(Other a, const Derived& b) noexcept { return b > a; }   \
+  TVM_FFI_HIDDEN friend bool operator<=(Other a, const Derived& b) noexcept { return b >= a; } \
+  TVM_FFI_HIDDEN friend bool operator>(Other a, const Derived& b) noexcept { return b < a; }   \
+  TVM_FFI_HIDDEN friend bool operator>=(Other a, const Derived& b) noexcept { return b <= a; }
+  TVM_FFI_DETAIL_CHARS_COMPARE(const Derived&)
+  TVM_FFI_DETAIL_CHARS_COMPARE(const std::string&)
+  TVM_FFI_DETAIL_CHARS_COMPARE(std::string_view)
+  TVM_FFI_DETAIL_CHARS_COMPARE(const char*)
+  TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(const std::string&)
+  TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(std::string_view)
+  TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(const char*)
+#undef TVM_FFI_DETAIL_CHARS_COMPARE
+#undef TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED
 
  private:
   CharsAny<kSmall, Obj> chars_;
@@ -218,7 +234,8 @@ class TVM_FFI_HIDDEN_MEMBERS Bytes
   // the class's default visibility.
   TVM_FFI_HIDDEN Bytes() noexcept = default;
   TVM_FFI_HIDDEN Bytes(const char* data, size_t size) : CharsHandle(data, size) {}
-  TVM_FFI_HIDDEN Bytes(const char* text) : CharsHandle(text) {}         // NOLINT
+  // Explicit: a C string usually ends before a binary blob does (at its first NUL).
+  TVM_FFI_HIDDEN explicit Bytes(const char* text) : CharsHandle(text) {}
   TVM_FFI_HIDDEN Bytes(const std::string& text) : CharsHandle(text) {}  // NOLINT
   TVM_FFI_HIDDEN Bytes(std::string_view text) : CharsHandle(text) {}    // NOLINT
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Bytes);
@@ -316,6 +333,23 @@ struct TypeTraits<std::string> {
   static void Schema(std::string* out) { *out += kStrSchema; }
 };
 
+/*! \brief A view of the caller's text for the call (a result is copied into a String). */
+template <>
+struct TypeTraits<std::string_view> {
+  static constexpr bool kEnabled = true;
+  // A view slot owns nothing and a string_view has no NUL to lend: pass a String instead.
+  static void CopyToView(std::string_view v, TVMFFIAny* out) = delete;
+  static void MoveToAny(std::string_view v, TVMFFIAny* out) {
+    TypeTraits<String>::MoveToAny(String(v), out);
+  }
+  static std::optional<std::string_view> TryFromView(const TVMFFIAny& v) {
+    TVMFFIByteArray b;
+    if (!ViewStrBytes(v, &b)) return std::nullopt;
+    return std::string_view(b.data, b.size);
+  }
+  static void TypeName(std::string* out) { *out += "str"; }
+  static void Schema(std::string* out) { *out += kStrSchema; }
+};
 /*! \brief Arguments only: a NUL-terminated view of the caller's text. */
 template <>
 struct TypeTraits<const char*> {
@@ -346,5 +380,22 @@ struct TypeTraits<const char*> {
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
+
+// compat: apache-tvm-ffi: String and Bytes as keys of std::unordered_map, hashed as the
+// same characters in a std::string_view.
+namespace std {
+template <>
+struct hash<::tvm::ffi::String> {
+  TVM_FFI_HIDDEN size_t operator()(const ::tvm::ffi::String& s) const noexcept {
+    return hash<string_view>()(string_view(s));
+  }
+};
+template <>
+struct hash<::tvm::ffi::Bytes> {
+  TVM_FFI_HIDDEN size_t operator()(const ::tvm::ffi::Bytes& s) const noexcept {
+    return hash<string_view>()(string_view(s));
+  }
+};
+}  // namespace std
 
 #endif  // TVM_FFI_STRING_H_
