@@ -66,6 +66,10 @@ class TVM_FFI_HIDDEN Error : public std::exception {
     Init(kind, message, backtrace);
   }
   /*! \brief Adopts an error object (a reference the caller owns). */
+  // Copies share the error object; there is no move, so that a moved-from Error (caught,
+  // then rethrown or stored) still reads as the same error instead of crashing.
+  Error(const Error&) noexcept = default;
+  Error& operator=(const Error&) noexcept = default;
   explicit Error(ObjectPtr<Object> obj) : obj_(std::move(obj)) {
     what_ = std::make_shared<const std::string>(kind() + ": " + message());
   }

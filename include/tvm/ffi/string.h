@@ -136,8 +136,9 @@ class TVM_FFI_HIDDEN_MEMBERS CharsHandle {
  public:
   TVM_FFI_HIDDEN CharsHandle() noexcept = default;
   TVM_FFI_HIDDEN CharsHandle(const char* data, size_t size) : chars_(data, size) {}
+  // A null C string is the empty text (as before the switch), not a crash.
   TVM_FFI_HIDDEN CharsHandle(const char* text)  // NOLINT: implicit
-      : chars_(text, std::char_traits<char>::length(text)) {}
+      : chars_(text == nullptr ? "" : text, text == nullptr ? 0 : std::char_traits<char>::length(text)) {}
   TVM_FFI_HIDDEN CharsHandle(const std::string& s) : chars_(s.data(), s.size()) {}  // NOLINT
   TVM_FFI_HIDDEN CharsHandle(std::string_view s) : chars_(s.data(), s.size()) {}    // NOLINT
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(CharsHandle);
@@ -169,22 +170,22 @@ class TVM_FFI_HIDDEN_MEMBERS CharsHandle {
   // on either side (apache-tvm-ffi's set; an exact overload for each avoids ambiguity).
 #define TVM_FFI_DETAIL_CHARS_COMPARE(Other)                                              \
   TVM_FFI_HIDDEN friend bool operator==(const Derived& a, Other b) noexcept {           \
-    return std::string_view(a) == std::string_view(b);                                 \
+    return std::string_view(a) == Text(b);                                             \
   }                                                                                      \
   TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, Other b) noexcept {           \
-    return std::string_view(a) != std::string_view(b);                                 \
+    return std::string_view(a) != Text(b);                                             \
   }                                                                                      \
   TVM_FFI_HIDDEN friend bool operator<(const Derived& a, Other b) noexcept {            \
-    return std::string_view(a) < std::string_view(b);                                  \
+    return std::string_view(a) < Text(b);                                              \
   }                                                                                      \
   TVM_FFI_HIDDEN friend bool operator<=(const Derived& a, Other b) noexcept {           \
-    return std::string_view(a) <= std::string_view(b);                                 \
+    return std::string_view(a) <= Text(b);                                             \
   }                                                                                      \
   TVM_FFI_HIDDEN friend bool operator>(const Derived& a, Other b) noexcept {            \
-    return std::string_view(a) > std::string_view(b);                                  \
+    return std::string_view(a) > Text(b);                                              \
   }                                                                                      \
   TVM_FFI_HIDDEN friend bool operator>=(const Derived& a, Other b) noexcept {           \
-    return std::string_view(a) >= std::string_view(b);                                 \
+    return std::string_view(a) >= Text(b);                                             \
   }
 #define TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(Other)                                     \
   TVM_FFI_HIDDEN friend bool operator==(Other a, const Derived& b) noexcept { return b == a; } \
@@ -204,6 +205,10 @@ class TVM_FFI_HIDDEN_MEMBERS CharsHandle {
 #undef TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED
 
  private:
+  TVM_FFI_HIDDEN static std::string_view Text(std::string_view s) noexcept { return s; }
+  TVM_FFI_HIDDEN static std::string_view Text(const char* s) noexcept {
+    return s == nullptr ? std::string_view() : std::string_view(s);
+  }
   CharsAny<kSmall, Obj> chars_;
   friend struct CharsAccess;
 };
