@@ -82,7 +82,9 @@ def test_exported_runtime_and_unique_symbols_are_named(setup_module, tmp_path):
     lib = tmp_path / "libleaky.so"
     subprocess.run(["c++", "-shared", "-fPIC", str(source), "-o", str(lib)], check=True)
     problem = setup_module.cxx_runtime_problem(str(lib), "c++")
-    assert problem.startswith("libleaky.so exports C++ runtime or unique symbols: _ZZ7countervE1c, ")
+    assert problem.startswith(
+        "libleaky.so exports C++ runtime or unique symbols: _ZZ7countervE1c, "
+    )
     assert "_ZNKSt12_Vector_baseIiSaIiEE13get_allocatorEv" in problem
 
 
