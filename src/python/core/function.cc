@@ -86,6 +86,7 @@ void FunctionDealloc(PyObject* self_obj) {
   DecRef(self->handle);
   Py_XDECREF(self->name);
   Py_XDECREF(self->library);
+  Py_XDECREF(self->signature);
   type->tp_free(self_obj);
   Py_DECREF(type);  // instances of a heap type own a reference to it
 }
@@ -104,14 +105,20 @@ PyObject* FunctionNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->view_params = 0;
   self->name = nullptr;
   self->library = nullptr;
+  self->signature = nullptr;
+  self->num_args = -1;
   return reinterpret_cast<PyObject*>(self);
 }
 
 PyObject* FunctionRepr(PyObject* self_obj) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
   if (self->handle == nullptr) return PyUnicode_FromString("<tvm_ffi.Function (empty)>");
-  if (self->name != nullptr) return PyUnicode_FromFormat("<tvm_ffi.Function %U>", self->name);
-  return PyUnicode_FromFormat("<tvm_ffi.Function at %p>", self->handle);
+  if (self->name == nullptr) return PyUnicode_FromFormat("<tvm_ffi.Function at %p>", self->handle);
+  PyObject* signature = FunctionSignatureText(self_obj);
+  if (signature == nullptr) return nullptr;
+  PyObject* out = PyUnicode_FromFormat("<tvm_ffi.Function %U>", signature);
+  Py_DECREF(signature);
+  return out;
 }
 
 PyObject* ChandleMethod(PyObject* self, PyObject*) {
@@ -133,8 +140,11 @@ PyObject* MoveHandleFrom(PyObject* self_obj, PyObject* other_obj) {
   other->handle = nullptr;
   Py_XSETREF(self->name, other->name);
   Py_XSETREF(self->library, other->library);
+  Py_XSETREF(self->signature, other->signature);
+  self->num_args = other->num_args;
   other->name = nullptr;
   other->library = nullptr;
+  other->signature = nullptr;
   DecRef(old);
   Py_RETURN_NONE;
 }
@@ -301,7 +311,6 @@ PyMethodDef kFunctionMethods[] = {
 
 PyMemberDef kFunctionMembers[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(FunctionObject, vectorcall), READONLY, nullptr},
-    {"__name__", T_OBJECT, offsetof(FunctionObject, name), READONLY, nullptr},
     {"library", T_OBJECT, offsetof(FunctionObject, library), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr},
 };
@@ -313,6 +322,7 @@ PyType_Slot kFunctionSlots[] = {
     {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
     {Py_tp_methods, kFunctionMethods},
     {Py_tp_members, kFunctionMembers},
+    {Py_tp_getset, kFunctionInfoGetSet},
     {0, nullptr},
 };
 
