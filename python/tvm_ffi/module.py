@@ -9,10 +9,9 @@ like Python functions.
 
 from __future__ import annotations
 
+import functools
 import os
-import shutil
 import stat
-import tempfile
 
 from . import _core
 from ._core import Function
@@ -38,7 +37,10 @@ class Module(_core.Module):
         """The names of the functions the library exports, sorted (from its ELF ``.dynsym``;
         empty for a module object that is no file)."""
         path = self.path
-        return _exported_functions(path) if path is not None else []
+        if path is None:
+            return []
+        st = os.stat(path)
+        return list(_exported_functions(path, st.st_ino, st.st_mtime_ns))
 
     def __dir__(self) -> list[str]:
         return sorted({*super().__dir__(), *self.functions})
@@ -47,7 +49,8 @@ class Module(_core.Module):
 _core._register_object_class("ffi.Module", Module)
 
 
-def _exported_functions(path: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def _exported_functions(path: str, inode: int, mtime_ns: int) -> tuple[str, ...]:
     # `__tvm_ffi_<name>`, defined and visible; names starting with `_` after the prefix are the
     # ABI's own (metadata, doc, library_ctx, embedded CUBINs), not functions.
     found = symbols(path, dynamic=True) or []
@@ -58,7 +61,7 @@ def _exported_functions(path: str) -> list[str]:
         and s.name.startswith(_PREFIX) and len(s.name) > len(_PREFIX)
         and not s.name.startswith(_RESERVED)
     }  # fmt: skip
-    return sorted(names)
+    return tuple(sorted(names))
 
 
 _PREFIX = "__tvm_ffi_"
@@ -123,6 +126,9 @@ _LOADED: dict[str, tuple[tuple[int, int, int, int], Module]] = {}
 
 
 def _private_copy(real: str) -> str:
+    import shutil  # only a reload pays for these imports
+    import tempfile
+
     for folder in (os.path.dirname(real), tempfile.gettempdir()):
         try:
             fd, copy = tempfile.mkstemp(prefix="tvm_ffi_reload_", suffix=".so", dir=folder)

@@ -49,9 +49,11 @@ void RaiseNoFunction(PyObject* self, PyObject* name, PyObject* type, const char*
   if (label == nullptr) return;
   PyObject* message = PyUnicode_FromFormat("module '%U' has no function %R%s", label, name, why);
   Py_DECREF(label);
-  PyObject* listed = why[0] == '\0' && message != nullptr
-                         ? PyObject_GetAttrString(self, "functions")
-                         : nullptr;
+  // Generic lookup only: this module's own getattr would look "functions" up as a function.
+  PyObject* attr = why[0] == '\0' && message != nullptr ? PyUnicode_FromString("functions")
+                                                         : nullptr;
+  PyObject* listed = attr != nullptr ? PyObject_GenericGetAttr(self, attr) : nullptr;
+  Py_XDECREF(attr);
   if (listed != nullptr && PyList_Check(listed) && PyList_GET_SIZE(listed) > 0) {
     PyObject* sep = PyUnicode_FromString(", ");
     PyObject* joined = sep != nullptr ? PyUnicode_Join(sep, listed) : nullptr;
@@ -65,6 +67,21 @@ void RaiseNoFunction(PyObject* self, PyObject* name, PyObject* type, const char*
   PyErr_Clear();
   if (message != nullptr) PyErr_SetObject(type, message);
   Py_XDECREF(message);
+}
+
+// Whether a Module class that lists its library's functions (tvm_ffi.Module.functions, read
+// from .dynsym) leaves `name` out: the loader's dlsym would also find data and hidden-prefix
+// symbols (`__tvm_ffi_data`), which are no functions to call.
+bool Unlisted(PyObject* self, PyObject* name) {
+  PyObject* attr = PyUnicode_FromString("functions");
+  PyObject* listed = attr != nullptr ? PyObject_GenericGetAttr(self, attr) : nullptr;
+  Py_XDECREF(attr);
+  const int found = listed != nullptr && PyList_Check(listed) && PyList_GET_SIZE(listed) > 0
+                        ? PySequence_Contains(listed, name)
+                        : 1;
+  Py_XDECREF(listed);
+  PyErr_Clear();
+  return found == 0;
 }
 
 // The function `name`, raising `missing` (AttributeError or KeyError) when there is none.
@@ -85,6 +102,10 @@ PyObject* LookUp(PyObject* self, PyObject* name, PyObject* missing) {
   if (text == nullptr) return nullptr;
   if (static_cast<size_t>(size) != std::strlen(text)) {  // the loader would cut it at the NUL
     RaiseNoFunction(self, name, missing, " (the name holds a NUL byte)");
+    return nullptr;
+  }
+  if (Unlisted(self, name)) {
+    RaiseNoFunction(self, name, missing, "");
     return nullptr;
   }
   TVMFFIAny out;
