@@ -40,8 +40,8 @@ with tempfile.NamedTemporaryFile(suffix=".so") as bad:
                               f"'{bad.name}': {bad.name}: file too short"), e
     else:
         raise AssertionError("loaded a file that is no library")
-assert core.get_global_func("ffi.Array")(1, "x") == [1, "x"]
-assert core.get_global_func("no.such.global") is None
+assert core._get_global_func("ffi.Array")(1, "x") == [1, "x"]
+assert core._get_global_func("no.such.global") is None
 """,
     )
 

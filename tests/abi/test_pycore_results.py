@@ -84,7 +84,7 @@ def test_maps_and_dicts_small_and_dense(core_runtime: str) -> None:
         core_runtime,
         r"""
 m = core.load_module(LIB)
-g = core.get_global_func
+g = core._get_global_func
 dense = {f"key{i}": i for i in range(40)}
 assert m.map_get(dense, "key37") == 37 and m.echo(dense) == dense
 assert list(m.echo(dense)) == list(dense)                 # insertion order kept

@@ -137,7 +137,7 @@ def test_errors_name_function_and_library(raw_lib):
         tvm_ffi.load_module(raw_lib).answer(1)
 
 
-# What a library of ABI v3 exported (src/python/core_old/library.cc read it): entries answering
+# What a library of ABI v3 exported (the previous core's library.cc read it): entries answering
 # an info query, and weak references to the v3 registry when it used it.
 V3_LIBRARY = r"""
 #define EXPORT extern "C" __attribute__((visibility("default")))

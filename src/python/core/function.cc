@@ -5,6 +5,7 @@
 #include <structmember.h>
 
 #include "core.h"
+#include "cuda_guard.h"
 
 namespace tvm_ffi_next {
 
@@ -50,6 +51,10 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
     frame.position = static_cast<int>(i + 1);
     if (ConvertArg(&frame, args[i], &packed[i], &views[i], 0) != 0) return nullptr;
   }
+  // A CUDA tensor's device is current for the call, as in torch ops (no driver: no real CUDA
+  // tensor either, so nothing to switch).
+  CudaDeviceGuard guard;
+  if (frame.cuda_device >= 0 && !guard.Enter(frame.cuda_device, false)) return nullptr;
   StreamScope stream;
   if (stream.Enter(frame) != 0) return nullptr;
   TVMFFIAny result;
