@@ -103,6 +103,7 @@ struct FunctionObject {
   PyObject* library;     // str or NULL: the library the function came from
   PyObject* signature;   // str or NULL: "add(int, int) -> int", from the export's metadata
   int num_args;          // from the metadata; -1: not stated (any number)
+  PyObject* doc;         // an assigned __doc__ (any object: the type takes part in GC), or NULL
 };
 
 // tvm_ffi_next.Object and its subclasses (Tensor, Module): one owned handle.
@@ -122,8 +123,10 @@ int InitFunctionType(PyObject* module);
 // The wrapper types' specs (tensor_type.cc, module_type.cc), made by InitObjectTypes.
 extern PyType_Spec kTensorSpec;
 extern PyType_Spec kModuleSpec;
-/*! \brief Object() and __getattr__ for registered methods (object_classes.cc). */
-void InitObjectClasses(PyTypeObject* object_type);
+/*! \brief Object(): an unconstructed object of a subclass (object_classes.cc). */
+PyObject* ObjectNew(PyTypeObject* type, PyObject* args, PyObject* kwargs);
+/*! \brief Attributes, then the type's registered methods (bound to the object). */
+PyObject* ObjectGetAttr(PyObject* self, PyObject* name);
 /*! \brief Object.__ffi_init__(*args): constructs through the type's "__ffi_init__". */
 PyObject* FfiInit(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 /*! \brief _register_object_class(type_key, cls). */

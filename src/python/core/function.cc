@@ -85,9 +85,23 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   return out;
 }
 
+// An assigned __doc__ may be any object, also one that refers back to the function.
+int FunctionTraverse(PyObject* self_obj, visitproc visit, void* arg) {
+  Py_VISIT(reinterpret_cast<FunctionObject*>(self_obj)->doc);
+  Py_VISIT(Py_TYPE(self_obj));
+  return 0;
+}
+
+int FunctionClear(PyObject* self_obj) {
+  Py_CLEAR(reinterpret_cast<FunctionObject*>(self_obj)->doc);
+  return 0;
+}
+
 void FunctionDealloc(PyObject* self_obj) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
   PyTypeObject* type = Py_TYPE(self_obj);
+  PyObject_GC_UnTrack(self_obj);
+  Py_CLEAR(self->doc);
   DecRef(self->handle);
   Py_XDECREF(self->name);
   Py_XDECREF(self->library);
@@ -112,13 +126,21 @@ PyObject* FunctionNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->library = nullptr;
   self->signature = nullptr;
   self->num_args = -1;
+  self->doc = nullptr;
   return reinterpret_cast<PyObject*>(self);
 }
 
 PyObject* FunctionRepr(PyObject* self_obj) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
   if (self->handle == nullptr) return PyUnicode_FromString("<tvm_ffi.Function (empty)>");
-  if (self->name == nullptr) return PyUnicode_FromFormat("<tvm_ffi.Function at %p>", self->handle);
+  if (self->name == nullptr) {  // a function object: its type key, as for any object
+    const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(self->handle->type_index);
+    PyObject* key = PyUnicode_FromStringAndSize(info->type_key.data,
+                                                static_cast<Py_ssize_t>(info->type_key.size));
+    PyObject* out = key != nullptr ? PyUnicode_FromFormat("<tvm_ffi.Function %U>", key) : nullptr;
+    Py_XDECREF(key);
+    return out;
+  }
   PyObject* signature = FunctionSignatureText(self_obj);
   if (signature == nullptr) return nullptr;
   PyObject* out = PyUnicode_FromFormat("<tvm_ffi.Function %U>", signature);
@@ -323,6 +345,8 @@ PyMemberDef kFunctionMembers[] = {
 PyType_Slot kFunctionSlots[] = {
     {Py_tp_new, reinterpret_cast<void*>(FunctionNew)},
     {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(FunctionTraverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(FunctionClear)},
     {Py_tp_repr, reinterpret_cast<void*>(FunctionRepr)},
     {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
     {Py_tp_methods, kFunctionMethods},
@@ -335,7 +359,7 @@ PyType_Spec kFunctionSpec = {
     "tvm_ffi.Function",
     sizeof(FunctionObject),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
     kFunctionSlots,
 };
 

@@ -77,6 +77,18 @@ PyObject* GetName(PyObject* self, void*) {
 
 PyObject* GetSignature(PyObject* self, void*) { return FunctionSignatureText(self); }
 
+// __doc__: an assigned one, else the signature; deleting (or assigning None) goes back to it.
+PyObject* GetDoc(PyObject* self, void*) {
+  PyObject* doc = reinterpret_cast<FunctionObject*>(self)->doc;
+  return doc != nullptr ? Py_NewRef(doc) : FunctionSignatureText(self);
+}
+
+int SetDoc(PyObject* self, PyObject* value, void*) {
+  Py_XSETREF(reinterpret_cast<FunctionObject*>(self)->doc,
+             value != nullptr && value != Py_None ? Py_NewRef(value) : nullptr);
+  return 0;
+}
+
 PyObject* GetNumArgs(PyObject* self, void*) {
   return PyLong_FromLong(reinterpret_cast<FunctionObject*>(self)->num_args);
 }
@@ -109,7 +121,7 @@ PyGetSetDef kFunctionInfoGetSet[] = {
     {"__name__", GetName, nullptr, "The exported (or global) name; None for an unnamed one.",
      nullptr},
     {"__qualname__", GetName, nullptr, "The exported name.", nullptr},
-    {"__doc__", GetSignature, nullptr, nullptr, nullptr},
+    {"__doc__", GetDoc, SetDoc, nullptr, nullptr},
     {"signature", GetSignature, nullptr,
      "The C++ signature, e.g. 'add_one(Tensor, Tensor) -> None' (the name alone when the "
      "library states none).",

@@ -62,8 +62,17 @@ const TVMFFIMethodInfo* FindMethod(int32_t index, const char* name, bool own_typ
   return nullptr;
 }
 
+}  // namespace
+
 PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
   // Any arguments: they are __init__'s (sglang's lazy __new__ forwards them here).
+  if (PyType_IsSubtype(type, g_tensor_type) || PyType_IsSubtype(type, g_module_type)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s objects come from the runtime (load_module, from_dlpack, results), not "
+                 "from a constructor",
+                 type->tp_name);
+    return nullptr;
+  }
   auto* self = reinterpret_cast<ObjectWrapper*>(type->tp_alloc(type, 0));
   if (self == nullptr) return nullptr;
   self->handle = nullptr;
@@ -71,8 +80,6 @@ PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
   self->functions = nullptr;
   return reinterpret_cast<PyObject*>(self);
 }
-
-}  // namespace
 
 PyObject* FfiInit(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs) {
   PyTypeObject* type = Py_TYPE(self_obj);
@@ -129,8 +136,6 @@ PyObject* FfiInit(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
-namespace {
-
 PyObject* ObjectGetAttr(PyObject* self, PyObject* name) {
   PyObject* found = PyObject_GenericGetAttr(self, name);
   TVMFFIObject* handle = reinterpret_cast<ObjectWrapper*>(self)->handle;
@@ -158,14 +163,6 @@ PyObject* ObjectGetAttr(PyObject* self, PyObject* name) {
   return bound;
 }
 
-}  // namespace
-
-void InitObjectClasses(PyTypeObject* object_type) {
-  object_type->tp_new = ObjectNew;
-  object_type->tp_getattro = ObjectGetAttr;
-  PyType_Modified(object_type);
-}
-
 PyObject* RegisterObjectClass(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyType_Check(args[1]) ||
       !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(args[1]), g_object_type)) {
@@ -180,7 +177,23 @@ PyObject* RegisterObjectClass(PyObject*, PyObject* const* args, Py_ssize_t nargs
   Py_RETURN_NONE;
 }
 
-PyTypeObject* ModuleClass() { return ClassForIndex(kTVMFFIModule); }
+PyTypeObject* ModuleClass() {
+#ifndef TVM_FFI_PYCORE_NAME
+  // The package's own core: modules are tvm_ffi.module.Module (it registers itself on import),
+  // also those a function returns before anything imported tvm_ffi.module.
+  static bool imported = false;
+  if (!imported) {
+    imported = true;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject* module = PyImport_ImportModule("tvm_ffi.module");
+    Py_XDECREF(module);
+    PyErr_Clear();  // without it modules stay tvm_ffi._core.Module: usable, unlisted
+    PyErr_Restore(type, value, traceback);
+  }
+#endif
+  return ClassForIndex(kTVMFFIModule);
+}
 
 PyObject* WrapObject(TVMFFIObject* handle) {
   PyTypeObject* type = ClassForIndex(handle->type_index);

@@ -47,10 +47,26 @@ PyObject* ObjectRepr(PyObject* self) {
   }
   PyObject* key = TypeKey(self, nullptr);
   if (key == nullptr) return nullptr;
-  PyObject* out = PyUnicode_FromFormat("<%s %S at %p>", Py_TYPE(self)->tp_name, key,
+  PyObject* out = PyUnicode_FromFormat("<%s %R at %p>", Py_TYPE(self)->tp_name, key,
                                        reinterpret_cast<ObjectWrapper*>(self)->handle);
   Py_DECREF(key);
   return out;
+}
+
+// Two wrappers of one C++ object are equal and hash alike (a callback gets a new wrapper).
+PyObject* ObjectCompare(PyObject* self, PyObject* other, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(other, g_object_type)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  const bool same = reinterpret_cast<ObjectWrapper*>(self)->handle ==
+                    reinterpret_cast<ObjectWrapper*>(other)->handle;
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+Py_hash_t ObjectHash(PyObject* self) {
+  const auto bits = reinterpret_cast<uintptr_t>(reinterpret_cast<ObjectWrapper*>(self)->handle);
+  const auto hash = static_cast<Py_hash_t>(bits >> 4);  // objects are 8-byte aligned at least
+  return hash == -1 ? -2 : hash;
 }
 
 PyMethodDef kObjectMethods[] = {
@@ -67,7 +83,11 @@ PyGetSetDef kObjectGetSet[] = {
 };
 PyType_Slot kObjectSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(ObjectDealloc)},
+    {Py_tp_new, reinterpret_cast<void*>(ObjectNew)},
+    {Py_tp_getattro, reinterpret_cast<void*>(ObjectGetAttr)},
     {Py_tp_repr, reinterpret_cast<void*>(ObjectRepr)},
+    {Py_tp_richcompare, reinterpret_cast<void*>(ObjectCompare)},
+    {Py_tp_hash, reinterpret_cast<void*>(ObjectHash)},
     {Py_tp_methods, kObjectMethods},
     {Py_tp_getset, kObjectGetSet},
     {0, nullptr},
@@ -80,8 +100,10 @@ PyTypeObject* MakeType(PyObject* module, PyType_Spec* spec, PyTypeObject* base, 
   auto* type = reinterpret_cast<PyTypeObject*>(PyType_FromSpecWithBases(spec, bases));
   Py_XDECREF(bases);
   if (type == nullptr) return nullptr;
-  type->tp_new = nullptr;  // wrappers come only from the runtime
-  PyType_Modified(type);
+  if (base != nullptr) {
+    type->tp_new = nullptr;  // Tensor(), Module(): wrappers come only from the runtime
+    PyType_Modified(type);
+  }
   Py_INCREF(type);
   if (PyModule_AddObject(module, name, reinterpret_cast<PyObject*>(type)) != 0) return nullptr;
   return type;
@@ -92,7 +114,6 @@ PyTypeObject* MakeType(PyObject* module, PyType_Spec* spec, PyTypeObject* base, 
 int InitObjectTypes(PyObject* module) {
   g_object_type = MakeType(module, &kObjectSpec, nullptr, "Object");
   if (g_object_type == nullptr) return -1;
-  InitObjectClasses(g_object_type);  // Object() is an unconstructed object of a subclass
   g_tensor_type = MakeType(module, &kTensorSpec, g_object_type, "Tensor");
   g_module_type = MakeType(module, &kModuleSpec, g_object_type, "Module");
   return g_tensor_type != nullptr && g_module_type != nullptr ? 0 : -1;
