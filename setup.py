@@ -137,9 +137,6 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     the files written. The precompiled header is left out with a compiler other than GCC,
     and when TVM_FFI_PREBUILT_PCH=0 (a wheel for other machines, whose GCC would differ)."""
     prebuilt = _load_jit_module("_prebuilt")
-    # TEMPORARY (switch to the tvm-ffi ABI): nothing prebuilt until extra/cuda is ported.
-    if not os.path.exists(os.path.join(ROOT, "include", "tvm", "ffi", "extra", "cuda")):
-        return []
     prelude = _load_jit_module("_spec").PRELUDE_INCLUDES
     launcher, compiler = _jit_compiler()
     include = os.path.join(ROOT, "include")
