@@ -1,7 +1,8 @@
 """What the headers cost the host compiler: a guide-style CUBIN wrapper and an apache-style
 wrapper, each preprocessed (``-E``: lines, once), parsed (``-fsyntax-only``) and compiled
-(``-O2 -fPIC -c``), N times, median CPU seconds (user + sys of the compiler, so that other work on the machine counts less than in
-wall time). CPU only: no GPU, no nvcc; the guide-style wrapper needs ``cuda.h``.
+(``-O2 -fPIC -c``), N times, median CPU seconds (user + sys of the compiler, so that other
+work on the machine counts less than in wall time). CPU only: no GPU, no nvcc; the guide-style
+wrapper needs ``cuda.h``.
 
     python benchmarks/header_cost.py                        # the checkout's headers
     python benchmarks/header_cost.py --baseline HEAD~3      # ... against a git revision's

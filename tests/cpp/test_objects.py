@@ -20,9 +20,8 @@ import pytest
 
 import tvm_ffi
 import tvm_ffi.libinfo
-from tvm_ffi import cpp
-
 from helpers import next_runtime
+from tvm_ffi import cpp
 
 INCLUDE = Path(__file__).resolve().parents[2] / "include"
 

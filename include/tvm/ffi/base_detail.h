@@ -117,17 +117,17 @@ inline void RunStaticInit(void (*body)(), const char* file, int line) noexcept {
 TVM_FFI_DETAIL_HIDDEN_END
 
 #if defined(__GNUC__) || defined(__clang__)
-#define TVM_FFI_DETAIL_STATIC_INIT_(Fn)                                          \
-  static void Fn();                                                              \
-  __attribute__((constructor)) static void TVM_FFI_STR_CONCAT(Fn, _run)() {      \
-    ::tvm::ffi::details::RunStaticInit(&Fn, __FILE__, __LINE__);                 \
-  }                                                                              \
+#define TVM_FFI_DETAIL_STATIC_INIT_(Fn)                                     \
+  static void Fn();                                                         \
+  __attribute__((constructor)) static void TVM_FFI_STR_CONCAT(Fn, _run)() { \
+    ::tvm::ffi::details::RunStaticInit(&Fn, __FILE__, __LINE__);            \
+  }                                                                         \
   static void Fn()
 #else
-#define TVM_FFI_DETAIL_STATIC_INIT_(Fn)                                                   \
-  static void Fn();                                                                       \
-  [[maybe_unused]] static const int TVM_FFI_STR_CONCAT(Fn, _var) =                        \
-      (::tvm::ffi::details::RunStaticInit(&Fn, __FILE__, __LINE__), 0);                   \
+#define TVM_FFI_DETAIL_STATIC_INIT_(Fn)                                 \
+  static void Fn();                                                     \
+  [[maybe_unused]] static const int TVM_FFI_STR_CONCAT(Fn, _var) =      \
+      (::tvm::ffi::details::RunStaticInit(&Fn, __FILE__, __LINE__), 0); \
   static void Fn()
 #endif
 #define TVM_FFI_STATIC_INIT_BLOCK() \
