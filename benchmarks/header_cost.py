@@ -1,7 +1,8 @@
 """What the headers cost the host compiler: a guide-style CUBIN wrapper and an apache-style
-wrapper, each parsed (``-fsyntax-only``) and compiled (``-O2 -fPIC -c``), N times, median CPU
-seconds (user + sys of the compiler, so that other work on the machine counts less than in
-wall time). CPU only: no GPU, no nvcc; the guide-style wrapper needs ``cuda.h``.
+wrapper, each preprocessed (``-E``: lines, once), parsed (``-fsyntax-only``) and compiled
+(``-O2 -fPIC -c``), N times, median CPU seconds (user + sys of the compiler, so that other
+work on the machine counts less than in wall time). CPU only: no GPU, no nvcc; the guide-style
+wrapper needs ``cuda.h``.
 
     python benchmarks/header_cost.py                        # the checkout's headers
     python benchmarks/header_cost.py --baseline HEAD~3      # ... against a git revision's
@@ -155,6 +156,14 @@ def command(cxx: str, include: Path, cuda: Path | None, source: Path, mode: list
     return [*cmd, str(source), "-o", os.devnull]
 
 
+def preprocessed_lines(cmd: list[str]) -> int:
+    """Lines of the translation unit after the preprocessor (``-E`` in place of the mode)."""
+    proc = subprocess.run([*cmd[:-2], "-o", "-"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+    return len(proc.stdout.splitlines())
+
+
 def measure(args: argparse.Namespace, includes: dict[str, Path], workdir: Path) -> list[dict]:
     """One row per (wrapper, mode); the include dirs are interleaved run by run."""
     cuda = cuda_include()
@@ -163,6 +172,12 @@ def measure(args: argparse.Namespace, includes: dict[str, Path], workdir: Path) 
     for wrapper, text in WRAPPERS.items():
         source = workdir / f"{len(rows)}.cc"
         source.write_text(text)
+        if not (wrapper.startswith("guide") and cuda is None):
+            lines = {
+                label: preprocessed_lines(command(args.cxx, include, cuda, source, ["-E"]))
+                for label, include in includes.items()
+            }
+            rows.append({"wrapper": wrapper, "mode": "-E lines", "runs": 1, "lines": lines})
         for mode, flags in MODES.items():
             row = {"wrapper": wrapper, "mode": mode, "runs": runs, "seconds": {}}
             if wrapper.startswith("guide") and cuda is None:
@@ -183,7 +198,12 @@ def measure(args: argparse.Namespace, includes: dict[str, Path], workdir: Path) 
 def cells(rows: list[dict], labels: list[str]) -> list[list[str]]:
     out = []
     for row in rows:
-        if "skipped" in row:
+        if "lines" in row:
+            counts = [row["lines"][label] for label in labels]
+            values = [str(n) for n in counts]
+            if len(labels) == 2:
+                values.append(f"{(counts[1] - counts[0]) / counts[0] * 100:+.0f}%")
+        elif "skipped" in row:
             values = [f"n/a ({row['skipped']})"] * len(labels) + (["-"] if len(labels) == 2 else [])
         else:
             secs = [row["seconds"][label] for label in labels]
@@ -219,7 +239,8 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
     labels = list(raw["includes"])
     head = ["wrapper", "mode", *labels] + (["change"] if len(labels) == 2 else [])
     section = {
-        "title": f"median CPU seconds (user + sys) of {raw['rows'][0]['runs']} run(s) per cell",
+        "title": "preprocessed lines; median CPU seconds (user + sys) of "
+        f"{raw['rows'][-1]['runs']} run(s) per timed cell",
         "headers": head,
         "cells": cells(raw["rows"], labels),
         "notes": [raw["compiler"], *(f"{k}: {v}" for k, v in raw["includes"].items())],

@@ -2,10 +2,12 @@
 imports from libtvm_ffi.so are among the names apache-tvm-ffi 0.1.15.post2's runtime exports
 (the C functions, plus ModuleObj/Module members that extra/module.h declares), and it exports
 no definition in namespace tvm::ffi (all inline code hidden), at -O0 (everything emitted) and
--O2."""
+-O2. The CUDA launcher's wrapper is among them: the driver API it loads at run time adds no
+import from libtvm_ffi.so either."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -25,7 +27,9 @@ SOURCES = [
     headers_build.HERE / "clients" / "flashinfer_utils.cc",
     headers_build.HERE / "clients" / "flashinfer_safe_call.cc",
     headers_build.HERE / "clients" / "sglang_ngram_corpus.cc",
+    headers_build.HERE / "launcher_lib.cc",  # the CUDA launcher (needs the toolkit's cuda.h)
 ]
+CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda") / "include"
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +46,13 @@ COMPILERS = ["g++", "clang++"]
 def _build(source: Path, opt: str, tmp_path: Path, runtime: Path, cxx: str) -> Path:
     if shutil.which(cxx) is None:
         pytest.skip(f"no {cxx} here")
+    flags = [opt]
+    if source.stem.startswith("launcher"):
+        if not (CUDA_INCLUDE / "cuda.h").is_file():
+            pytest.skip("needs the CUDA toolkit's headers (CUDA_HOME)")
+        flags += ["-I", str(CUDA_INCLUDE)]
     return headers_build.compile_source(
-        source, tmp_path / f"{source.stem}{opt}.so", opt, link_dir=runtime.parent, cxx=cxx
+        source, tmp_path / f"{source.stem}{opt}.so", *flags, link_dir=runtime.parent, cxx=cxx
     )
 
 

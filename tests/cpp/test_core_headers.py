@@ -2,8 +2,8 @@
 
 Every program is built with ``c++ -std=c++17 -Wall -Wextra -Werror -I include`` and linked
 against the runtime (``-ltvm_ffi``, built by helpers.next_runtime, with an rpath), as a library
-using the headers is; a build error fails the test (never a skip). Tests are skipped only when a tool they need is absent
-(nvcc, nm, a sanitizer runtime).
+using the headers is; a build error fails the test (never a skip). Tests are skipped only when a
+tool they need is absent (nvcc, nm, a sanitizer runtime).
 """
 
 from __future__ import annotations

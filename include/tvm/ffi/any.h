@@ -291,8 +291,8 @@ TVM_FFI_HIDDEN T AnyView::cast() const {
 
 /*!
  * \brief `ref` as the handle type SubRef (a checked conversion between handles, beside
- *  Any::cast; here because it throws, and error.h includes object.h); TypeError naming both types unless it holds a
- *  SubRef::ContainerType (an empty handle passes when SubRef is nullable).
+ *  Any::cast; here because it throws, and error.h includes object.h); TypeError naming both types
+ * unless it holds a SubRef::ContainerType (an empty handle passes when SubRef is nullable).
  */
 template <typename SubRef, typename BaseRef,
           typename = std::enable_if_t<std::is_base_of_v<ObjectRef, SubRef>>>

@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <type_traits>
 #include <utility>
 
@@ -90,18 +92,45 @@
 /*!
  * \brief A block run when the library is loaded (registrations):
  *   TVM_FFI_STATIC_INIT_BLOCK() { refl::GlobalDef().def("my.f", F); }
+ * It runs inside dlopen, where an escaping exception would end the process (std::terminate):
+ * an exception is printed to stderr with the block's place instead, and loading goes on.
  */
+TVM_FFI_DETAIL_HIDDEN_BEGIN
+namespace tvm {
+namespace ffi {
+namespace details {
+TVM_FFI_COLD inline void StaticInitFailed(const char* file, int line, const char* what) {
+  std::fprintf(stderr, "%s:%d: TVM_FFI_STATIC_INIT_BLOCK failed: %s\n", file, line, what);
+}
+inline void RunStaticInit(void (*body)(), const char* file, int line) noexcept {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    StaticInitFailed(file, line, e.what());
+  } catch (...) {
+    StaticInitFailed(file, line, "an exception of unknown type");
+  }
+}
+}  // namespace details
+}  // namespace ffi
+}  // namespace tvm
+TVM_FFI_DETAIL_HIDDEN_END
+
 #if defined(__GNUC__) || defined(__clang__)
-#define TVM_FFI_STATIC_INIT_BLOCK() \
-  __attribute__((constructor)) static void TVM_FFI_STR_CONCAT(TvmFfiStaticInit_, __COUNTER__)()
-#else
-#define TVM_FFI_DETAIL_STATIC_INIT_(Fn, Var)         \
-  static void Fn();                                  \
-  [[maybe_unused]] static const int Var = (Fn(), 0); \
+#define TVM_FFI_DETAIL_STATIC_INIT_(Fn)                                     \
+  static void Fn();                                                         \
+  __attribute__((constructor)) static void TVM_FFI_STR_CONCAT(Fn, _run)() { \
+    ::tvm::ffi::details::RunStaticInit(&Fn, __FILE__, __LINE__);            \
+  }                                                                         \
   static void Fn()
-#define TVM_FFI_STATIC_INIT_BLOCK()                                               \
-  TVM_FFI_DETAIL_STATIC_INIT_(TVM_FFI_STR_CONCAT(TvmFfiStaticInit_, __COUNTER__), \
-                              TVM_FFI_STR_CONCAT(TvmFfiStaticInitVar_, __COUNTER__))
+#else
+#define TVM_FFI_DETAIL_STATIC_INIT_(Fn)                                 \
+  static void Fn();                                                     \
+  [[maybe_unused]] static const int TVM_FFI_STR_CONCAT(Fn, _var) =      \
+      (::tvm::ffi::details::RunStaticInit(&Fn, __FILE__, __LINE__), 0); \
+  static void Fn()
 #endif
+#define TVM_FFI_STATIC_INIT_BLOCK() \
+  TVM_FFI_DETAIL_STATIC_INIT_(TVM_FFI_STR_CONCAT(TvmFfiStaticInit_, __COUNTER__))
 
 #endif  // TVM_FFI_BASE_DETAIL_H_

@@ -105,10 +105,11 @@ struct TVM_FFI_HIDDEN_MEMBERS ObjectUnsafe {
     return reinterpret_cast<Object*>(const_cast<TVMFFIObject*>(header));
   }
   template <typename T>
-  TVM_FFI_HIDDEN static void InitHeader(T* obj, void (*deleter)(void*, int)) noexcept {
+  TVM_FFI_HIDDEN static void InitHeader(T* obj, void (*deleter)(void*, int),
+                                        int32_t type_index) noexcept {
     TVMFFIObject* h = Header(obj);
     h->combined_ref_count = kNewObjectCount;
-    h->type_index = T::RuntimeTypeIndex();
+    h->type_index = type_index;
     h->__padding = 0;
     h->deleter = deleter;
   }
@@ -291,6 +292,8 @@ TVM_FFI_HIDDEN void* AllocObjectMemory(size_t bytes) {
 template <typename T, typename... Args>
 TVM_FFI_HIDDEN ObjectPtr<T> MakeObjectInBytes(size_t bytes, Args&&... args) {
   static_assert(std::is_base_of_v<Object, T>, "make_object<T>: T must derive from Object");
+  // First, as it may fail (a type key registered with another layout): nothing to undo yet.
+  const int32_t type_index = T::RuntimeTypeIndex();
   void* mem = AllocObjectMemory<T>(bytes);
   T* obj;
   try {
@@ -299,7 +302,7 @@ TVM_FFI_HIDDEN ObjectPtr<T> MakeObjectInBytes(size_t bytes, Args&&... args) {
     std::free(mem);
     throw;
   }
-  ObjectUnsafe::InitHeader(obj, &ObjectDeleter<T>);
+  ObjectUnsafe::InitHeader(obj, &ObjectDeleter<T>, type_index);
   return ObjectUnsafe::PtrFromOwned<T>(ObjectUnsafe::Header(obj));
 }
 
@@ -337,13 +340,34 @@ TVM_FFI_HIDDEN constexpr TVMFFIObjectCreator CreatorOf() noexcept {
 }
 }  // namespace details
 
+namespace details {
+/*! \brief The index of T (registered with its key, parent and size on first use). */
+template <typename T, typename Parent>
+TVM_FFI_HIDDEN int32_t DynamicTypeIndex() {
+  static const int32_t tindex = RegisterObjectType(
+      T::_type_key, T::_type_depth, T::_type_child_slots, T::_type_child_slots_can_overflow,
+      Parent::_GetOrAllocRuntimeTypeIndex(), static_cast<int32_t>(sizeof(T)), CreatorOf<T>());
+  return tindex;
+}
+}  // namespace details
+
 template <typename T>
 TVM_FFI_HIDDEN bool Object::IsInstance() const noexcept {
   if constexpr (std::is_same_v<T, Object>) {
     return true;
   } else {
-    return details::IsInstanceOfIndex(header_.type_index, T::RuntimeTypeIndex(), T::_type_depth,
-                                      T::_type_final);
+    int32_t target;
+    try {
+      target = T::RuntimeTypeIndex();
+    } catch (...) {
+      // T could not be registered (its key has another layout here): no object is a T. The
+      // runtime's error is dropped; conversions report it (details::ObjectRefFromView).
+      TVMFFIObjectHandle raised = nullptr;
+      TVMFFIErrorMoveFromRaised(&raised);
+      if (raised != nullptr) TVMFFIObjectDecRef(raised);
+      return false;
+    }
+    return details::IsInstanceOfIndex(header_.type_index, target, T::_type_depth, T::_type_final);
   }
 }
 
@@ -412,15 +436,15 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "a handle is one pointer");
 }  // namespace tvm
 
 // The type index of a class declared by the macros below: registered with the runtime on first
-// use, once per library (a hidden function-local static).
+// use, once per library. The static lives in a hidden function template (details::
+// DynamicTypeIndex), not in the member the macro expands in the user's class: that member has
+// the class's default visibility, and its static would be an STB_GNU_UNIQUE symbol that the
+// loader binds across libraries, so a rebuilt library would reuse the first build's index
+// and read its objects with the other layout.
 #define TVM_FFI_DETAIL_DYNAMIC_TYPE_INDEX(TypeName, ParentType)                              \
   static int32_t _GetOrAllocRuntimeTypeIndex() {                                             \
     static_assert(!ParentType::_type_final, "the parent type is final");                     \
-    static const int32_t tindex = ::tvm::ffi::details::RegisterObjectType(                   \
-        TypeName::_type_key, TypeName::_type_depth, TypeName::_type_child_slots,             \
-        TypeName::_type_child_slots_can_overflow, ParentType::_GetOrAllocRuntimeTypeIndex(), \
-        static_cast<int32_t>(sizeof(TypeName)), ::tvm::ffi::details::CreatorOf<TypeName>()); \
-    return tindex;                                                                           \
+    return ::tvm::ffi::details::DynamicTypeIndex<TypeName, ParentType>();                    \
   }                                                                                          \
   static int32_t RuntimeTypeIndex() { return _GetOrAllocRuntimeTypeIndex(); }                \
   using _type_parent [[maybe_unused]] = ParentType

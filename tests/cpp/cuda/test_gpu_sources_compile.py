@@ -52,11 +52,13 @@ def test_gpu_test_wrapper_compiles_for_sm90(toolchain, cubins, module, wrapper, 
         if not bin2c.is_file() and shutil.which("bin2c") is None:
             pytest.skip("needs bin2c")
         tool = str(bin2c) if bin2c.is_file() else "bin2c"
+        flag_sets = (["-c", "-n", "kernel_image"], ["-n", "kernel_words", "--type", "longlong"])
         arrays = [
-            subprocess.run([tool, *flags, str(cubins[module])], capture_output=True, text=True,
-                           check=True).stdout
-            for flags in (["-c", "-n", "kernel_image"], ["-n", "kernel_words", "--type", "longlong"])
-        ]  # fmt: skip
+            subprocess.run(
+                [tool, *flags, str(cubins[module])], capture_output=True, text=True, check=True
+            ).stdout
+            for flags in flag_sets
+        ]
         text = "\n".join(arrays) + text
     source = tmp_path / f"{wrapper.lower()}.cu"
     source.write_text(text)

@@ -125,8 +125,16 @@ def test_library_links_with_the_parts(toolchain, tmp_path):
     assert proc.returncode == 0, proc.stderr
     # Without the parts the run-once functions are missing: the link names one.
     proc = subprocess.run(
-        [toolchain.cxx, "-shared", str(objects[0]), str(image), "-o", str(lib), "-Wl,-z,defs",
-         *toolchain.runtime_link],
+        [
+            toolchain.cxx,
+            "-shared",
+            str(objects[0]),
+            str(image),
+            "-o",
+            str(lib),
+            "-Wl,-z,defs",
+            *toolchain.runtime_link,
+        ],
         capture_output=True,
         text=True,
     )

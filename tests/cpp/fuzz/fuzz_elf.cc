@@ -1,6 +1,5 @@
 // libFuzzer target for the one ELF reader (detail/elf64.h): every accessor of Elf64Sections
-// on any bytes, as its users call them, and the .dynsym walk that lists a library's exports
-// (src/python/core/elf_symbols.cc, compiled in beside this file). Built with
+// on any bytes, as its users (the CUDA image reader) call them. Built with
 // -fsanitize=fuzzer (clang) or with standalone_main.cc (any compiler); tests/cpp/test_fuzz.py
 // runs both under ASan+UBSan.
 #include <tvm/ffi/detail/elf64.h>
@@ -9,8 +8,6 @@
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "library.h"  // src/python/core: ListExportedFunctions (declarations only, no Python use)
 
 namespace {
 
@@ -30,11 +27,6 @@ void Touch(const char* p, uint64_t n) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* d = reinterpret_cast<const char*>(data);
-  std::vector<std::string> names;
-  std::string error;
-  bool exports_cxx_runtime = false;
-  (void)tvm_ffi_py::ListExportedFunctions(d, size, &names, &error, &exports_cxx_runtime);
-
   details::Elf64Sections sections;
   if (!sections.Open(d, size)) return 0;
   const bool any_names = sections.OpenNames(0);

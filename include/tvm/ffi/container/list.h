@@ -110,9 +110,7 @@ class TVM_FFI_HIDDEN_MEMBERS List : public ObjectRef {
     if (TVM_FFI_UNLIKELY(empty())) TVM_FFI_THROW(IndexError) << "pop_back on an empty List";
     Obj()->PopBack();
   }
-  TVM_FFI_HIDDEN void Set(int64_t i, const T& value) {
-    Obj()->begin()[CheckIndex(i)] = Any(value);
-  }
+  TVM_FFI_HIDDEN void Set(int64_t i, const T& value) { Obj()->begin()[CheckIndex(i)] = Any(value); }
   TVM_FFI_HIDDEN void clear() noexcept { Obj()->Clear(); }
   TVM_FFI_HIDDEN void reserve(size_t n) { Obj()->Reserve(static_cast<int64_t>(n)); }
   TVM_FFI_HIDDEN std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }

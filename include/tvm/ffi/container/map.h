@@ -110,8 +110,9 @@ class TVM_FFI_HIDDEN_MEMBERS MapHandle : public ObjectRef {
   /*! \brief Sets key -> value (a shared Map is copied first). */
   TVM_FFI_HIDDEN void Set(const K& key, const V& value) {
     Any k(key), v(value);
-    Change([&](TVMFFIObject** map) { return MapSet(map, &AnyUnsafe::View(k), &AnyUnsafe::View(v)); },
-           "Map.Set");
+    Change(
+        [&](TVMFFIObject** map) { return MapSet(map, &AnyUnsafe::View(k), &AnyUnsafe::View(v)); },
+        "Map.Set");
   }
   /*! \brief Removes `key`; returns how many entries went (0 or 1). */
   TVM_FFI_HIDDEN size_t erase(const K& key) {
@@ -247,7 +248,8 @@ struct TypeTraits<Map<K, V>> : MapTraitsBase<Map<K, V>, K, V> {
     // A value: converting the entries into a new map changes nobody else's.
     Map<K, V> copy;
     size_t i = 0;
-    for (uint64_t p = MapIterBegin(v.v_obj); p != MapIterEnd(v.v_obj); p = MapIterNext(v.v_obj, p)) {
+    for (uint64_t p = MapIterBegin(v.v_obj); p != MapIterEnd(v.v_obj);
+         p = MapIterNext(v.v_obj, p)) {
       const MapKV* kv = MapIterItem(v.v_obj, p);
       copy.Set(ConvertElement<K>(kv->key, i), ConvertElement<V>(kv->value, i));
       ++i;

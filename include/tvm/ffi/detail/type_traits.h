@@ -304,6 +304,9 @@ struct HasOwnTraits : std::false_type {};
 template <typename Ref>
 std::optional<Ref> ObjectRefFromView(const TVMFFIAny& v) {
   using Obj = typename Ref::ContainerType;
+  // Registers Obj's type now if needed; a refusal (its key taken by another layout) throws with
+  // the runtime's message instead of reading as "not an Obj".
+  (void)Obj::RuntimeTypeIndex();
   if (v.type_index == kTVMFFINone) {
     if constexpr (Ref::_type_is_nullable) return Ref(UnsafeInit{});
     return std::nullopt;

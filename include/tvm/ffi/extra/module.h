@@ -13,6 +13,7 @@
 #define TVM_FFI_EXTRA_MODULE_H_
 
 #include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/map.h>
 #include <tvm/ffi/function.h>
 
 namespace tvm {

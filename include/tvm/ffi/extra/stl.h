@@ -1,6 +1,7 @@
 /*
  * Standard-library types as arguments and results: std::vector<T> and std::array<T, N>
- * (as an Array), std::tuple<Ts...> (as a Tuple), std::optional<T> (T or None) and
+ * (as an Array), std::map and std::unordered_map (as a Map), std::tuple<Ts...> (as a Tuple),
+ * std::optional<T> (T or None), std::variant (the alternative it holds) and
  * std::function<R(Args...)> (as a Function). Each converts by value at the boundary.
  */
 #ifndef TVM_FFI_EXTRA_STL_H_
@@ -9,6 +10,8 @@
 #include <tvm/ffi/base_detail.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/list.h>
+#include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/tuple.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
@@ -16,14 +19,12 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <optional>
 #include <tuple>
-#include <vector>
-
-// compat: apache-tvm-ffi. The standard headers its stl.h brings along, which code written
-// for it names without including them (tests/cpp/test_apache_std_headers.py).
-#include <map>
+#include <unordered_map>
 #include <variant>
+#include <vector>
 
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
@@ -112,6 +113,67 @@ struct TypeTraits<std::tuple<Ts...>> {
   template <size_t... I>
   static std::tuple<Ts...> Unpack(const Tup& t, std::index_sequence<I...>) {
     return std::tuple<Ts...>(t.template get<I>()...);
+  }
+};
+
+/*! \brief std::map and std::unordered_map travel as a Map of their entries' values. */
+template <typename M, typename K, typename V>
+struct StdMapTraits {
+  static constexpr bool kEnabled = TypeTraits<Map<K, V>>::kEnabled;
+  static void CopyToView(const M&, TVMFFIAny*) = delete;  // a Map must be built: MoveToAny
+  static void MoveToAny(const M& v, TVMFFIAny* out) {
+    Map<K, V> map;
+    for (const auto& kv : v) map.Set(kv.first, kv.second);
+    TypeTraits<Map<K, V>>::MoveToAny(std::move(map), out);
+  }
+  static std::optional<M> TryFromView(const TVMFFIAny& v) {
+    std::optional<Map<K, V>> map = TypeTraits<Map<K, V>>::TryFromView(v);
+    if (!map.has_value()) return std::nullopt;
+    M out;
+    for (const auto& kv : *map) out.emplace(kv.first, kv.second);
+    return out;
+  }
+  static void TypeName(std::string* out) { TypeTraits<Map<K, V>>::TypeName(out); }
+  static void Schema(std::string* out) { TypeTraits<Map<K, V>>::Schema(out); }
+};
+
+template <typename K, typename V, typename C, typename A>
+struct TypeTraits<std::map<K, V, C, A>> : StdMapTraits<std::map<K, V, C, A>, K, V> {};
+template <typename K, typename V, typename H, typename E, typename A>
+struct TypeTraits<std::unordered_map<K, V, H, E, A>>
+    : StdMapTraits<std::unordered_map<K, V, H, E, A>, K, V> {};
+
+/*! \brief std::variant travels as the alternative it holds; read as the first that fits. */
+template <typename... Ts>
+struct TypeTraits<std::variant<Ts...>> {
+  static constexpr bool kEnabled = (TypeTraits<Ts>::kEnabled && ...);
+  static void MoveToAny(std::variant<Ts...> v, TVMFFIAny* out) {
+    std::visit([out](auto&& e) { TypeTraits<ValueType<decltype(e)>>::MoveToAny(std::move(e), out); },
+               std::move(v));
+  }
+  static std::optional<std::variant<Ts...>> TryFromView(const TVMFFIAny& v) {
+    std::optional<std::variant<Ts...>> out;
+    // In declaration order, as Variant reads: the first alternative that converts wins.
+    (void)((out = Try<Ts>(v), out.has_value()) || ...);
+    return out;
+  }
+  static void TypeName(std::string* out) {
+    bool first = true;
+    ((*out += first ? "" : " | ", first = false, TypeTraits<Ts>::TypeName(out)), ...);
+  }
+  static void Schema(std::string* out) {
+    *out += R"({"type":"Variant","args":[)";
+    bool first = true;
+    ((*out += first ? "" : ",", first = false, TypeTraits<Ts>::Schema(out)), ...);
+    *out += "]}";
+  }
+
+ private:
+  template <typename T>
+  static std::optional<std::variant<Ts...>> Try(const TVMFFIAny& v) {
+    std::optional<T> value = TypeTraits<T>::TryFromView(v);
+    if (!value.has_value()) return std::nullopt;
+    return std::variant<Ts...>(std::in_place_type<T>, std::move(*value));
   }
 };
 
