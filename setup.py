@@ -139,9 +139,6 @@ def build_jit_prebuilt(out_dir: str, work_dir: str, runtime_dir: str | None = No
     ``runtime_dir``: the folder of the libtvm_ffi.so the JIT's modules link (the linker
     probe links the launcher object as they do)."""
     prebuilt = _load_jit_module("_prebuilt")
-    # TEMPORARY (switch to the tvm-ffi ABI): nothing prebuilt until extra/cuda is ported.
-    if not os.path.exists(os.path.join(ROOT, "include", "tvm", "ffi", "extra", "cuda")):
-        return []
     prelude = _load_jit_module("_spec").PRELUDE_INCLUDES
     launcher, compiler = _jit_compiler()
     include = os.path.join(ROOT, "include")

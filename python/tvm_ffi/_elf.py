@@ -90,17 +90,19 @@ class Section:
 
 class Symbol:
     """One symbol: ``name``, ``value``, ``size``, ``bind`` (0 local, 1 global, 2 weak),
-    ``visibility`` (0 default, 2 hidden), ``shndx`` and ``section`` (its :class:`Section`,
-    None when undefined or special); ``defined`` is ``shndx != 0``."""
+    ``type`` (1 object, 2 function, ...), ``visibility`` (0 default, 2 hidden), ``shndx`` and
+    ``section`` (its :class:`Section`, None when undefined or special); ``defined`` is
+    ``shndx != 0``."""
 
-    __slots__ = ("bind", "name", "section", "shndx", "size", "value", "visibility")
+    __slots__ = ("bind", "name", "section", "shndx", "size", "type", "value", "visibility")
 
     def __init__(
         self, name: str, fields: tuple[int, int, int, int, int], section: Section | None
     ) -> None:
         self.name = name
         self.value, self.size, info, other, self.shndx = fields
-        self.bind, self.visibility, self.section = info >> 4, other & 3, section
+        self.bind, self.type, self.visibility = info >> 4, info & 0xF, other & 3
+        self.section = section
 
     @property
     def defined(self) -> bool:

@@ -1,7 +1,6 @@
-"""Objects and the process-wide registry of ABI version 3 (docs/abi.md): Python classes for
-C++ object types, and global functions shared by every library in the process.
-
-The registry itself lives in ``libtvm_ffi.so``; ``tvm_ffi._core`` loads it on first use.
+"""Objects and the process-wide registry of the runtime ``libtvm_ffi.so``: Python classes for
+C++ object types (over the runtime's type table), and global functions shared by every
+library in the process.
 """
 
 from __future__ import annotations
@@ -46,6 +45,8 @@ def register_object(type_key: str | type | None = None, init: bool = True) -> An
             raise TypeError(
                 f"register_object({key!r}): {cls!r} is not a subclass of tvm_ffi.Object"
             )
+        if "\0" in key:
+            raise ValueError(f"register_object: the type key {key!r} holds a NUL byte")
         cls.__tvm_ffi_type_key__ = key
         if init and "__init__" not in cls.__dict__:
 
@@ -72,10 +73,22 @@ def get_global_func(name: str, allow_missing: bool = False) -> Function | Any:
     Raises:
         ValueError: no function has that name (and ``allow_missing`` is false).
     """
+    if isinstance(name, str) and "\0" in name:
+        raise ValueError(f"get_global_func: the name {name!r} holds a NUL byte")
     func = _get_global_func(name)
-    if func is None and not allow_missing:
-        raise ValueError(f"get_global_func: no global function is registered as {name!r}")
+    if func is None:
+        if not allow_missing:
+            raise ValueError(f"get_global_func: no global function is registered as {name!r}")
+        return None
+    registered = _FROM_PYTHON.get(name)
+    if registered is not None and registered[1].__chandle__() == func.__chandle__():
+        return registered[0]
     return func
+
+
+# name -> (the Python callable, the Function registered for it): a Python function registered
+# comes back as itself while it is the one registered under its name.
+_FROM_PYTHON: dict[str, tuple[Any, Function]] = {}
 
 
 def register_global_func(
@@ -94,8 +107,30 @@ def register_global_func(
             raise TypeError("register_global_func: the function has no __name__; pass a name")
     name = func_name
 
+    if "\0" in name:
+        raise ValueError(f"register_global_func: the name {name!r} holds a NUL byte")
+
     def register(func: Callable[..., Any]) -> Callable[..., Any]:
-        _register_global_func(name, func, override)
+        if isinstance(func, Object) or not callable(func):
+            what = (
+                f"a {func.type_key!r} object"
+                if isinstance(func, Object)
+                else f"a {type(func).__name__} is not callable, so it"
+            )
+            raise TypeError(
+                f"register_global_func({name!r}): {what} "
+                + ("is not a function" if isinstance(func, Object) else "cannot be a function")
+            )
+        if not override and _get_global_func(name) is not None:
+            raise ValueError(
+                f"register_global_func: a global function named {name!r} is already "
+                "registered (pass override=True to replace it)"
+            )
+        registered = _register_global_func(name, func, override)
+        if isinstance(func, Function):
+            _FROM_PYTHON.pop(name, None)
+        else:
+            _FROM_PYTHON[name] = (func, registered)
         return func
 
     return register if f is None else register(f)

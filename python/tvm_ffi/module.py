@@ -1,22 +1,72 @@
 """Loading libraries and calling their functions (the Python face of ``tvm_ffi._core``).
 
-A library exports each function ``NAME`` as the C symbol ``__tvm_ffi_NAME``
-(``TVM_FFI_DLL_EXPORT_TYPED_FUNC`` in ``tvm/ffi/function.h`` writes it);
-:func:`load_module` opens the library and hands out :class:`Function` objects, which are
-called like Python functions.
+A library exports each function ``NAME`` as the C symbol ``__tvm_ffi_NAME`` with the
+tvm-ffi C ABI's safe-call signature (``TVM_FFI_DLL_EXPORT_TYPED_FUNC`` in
+``tvm/ffi/function.h`` writes it, as apache-tvm-ffi's does); :func:`load_module` opens the
+library through the runtime's loader and hands out :class:`Function` objects, which are called
+like Python functions.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 
-from ._apache_abi import load_checked
-from ._core import Function, Module, image_kind
-from ._core import load_module as _load_module
-from ._elf import EM_CUDA, elf_machine, file_kind, library_problem
+from . import _core
+from ._core import Function
+from ._elf import EM_CUDA, elf_machine, file_kind, library_problem, symbols
+from ._old_abi import refuse_old_abi
 
 __all__ = ["Function", "Module", "load_module"]
+
+
+class Module(_core.Module):
+    """A loaded library (or a module object a function returned). Its exported functions are
+    attributes and items: ``mod.add_one(x, y)`` or ``mod["add_one"]``; ``"add_one" in mod``.
+
+    Raises (on lookup):
+        AttributeError / KeyError: no such function (the message lists the module's functions).
+        TypeError: the name is not a str.
+    """
+
+    __slots__ = ()
+
+    @property
+    def functions(self) -> list[str]:
+        """The names of the functions the library exports, sorted (from its ELF ``.dynsym``;
+        empty for a module object that is no file)."""
+        path = self.path
+        if path is None:
+            return []
+        st = os.stat(path)
+        return list(_exported_functions(path, st.st_ino, st.st_mtime_ns))
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *self.functions})
+
+
+_core._register_object_class("ffi.Module", Module)
+
+
+@functools.lru_cache(maxsize=256)
+def _exported_functions(path: str, inode: int, mtime_ns: int) -> tuple[str, ...]:
+    # `__tvm_ffi_<name>`, defined and visible; names starting with `_` after the prefix are the
+    # ABI's own (metadata, doc, library_ctx, embedded CUBINs), not functions.
+    found = symbols(path, dynamic=True) or []
+    names = {
+        s.name[len(_PREFIX) :]
+        for s in found
+        if s.defined and s.type == _STT_FUNC and s.bind in (1, 2) and s.visibility == 0
+        and s.name.startswith(_PREFIX) and len(s.name) > len(_PREFIX)
+        and not s.name.startswith(_RESERVED)
+    }  # fmt: skip
+    return tuple(sorted(names))
+
+
+_PREFIX = "__tvm_ffi_"
+_RESERVED = "__tvm_ffi__"
+_STT_FUNC = 2
 
 
 def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Module:
@@ -38,8 +88,8 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
         ValueError: the path holds a NUL byte.
         FileNotFoundError: the file does not exist.
         OSError: the file is not a regular file, not a shared library for this machine,
-            truncated, built against apache-tvm-ffi's binary ABI, or the dynamic loader
-            rejects it; the message names the file and says why (for a CUDA image, that
+            truncated, built for this package's previous ABI (v3, before the tvm-ffi C
+            ABI: rebuild it), or the dynamic loader rejects it; the message names the file and says why (for a CUDA image, that
             ``tvm_ffi.cuda.CubinModule`` loads it).
     """
     name = os.fspath(path)
@@ -49,10 +99,58 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
         name = os.fsdecode(name)
     elif "\0" in name:
         raise ValueError(f"load_module: the path holds a NUL byte: {name!r}")
-    _check_file(name)
-    # A rebuilt file at a loaded path is loaded from a private copy that _core makes beside
-    # it (TMPDIR may be mounted noexec), so the new code is what runs.
-    return load_checked(_load_module, name)
+    st = _check_file(name)
+    real = os.path.realpath(name)
+    identity = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+    loaded = _LOADED.get(real)
+    if loaded is not None and loaded[0] == identity:
+        return loaded[1]
+    refuse_old_abi(real)
+    # The dynamic loader matches a loaded library by path and inode: a rebuilt file at a loaded
+    # path is loaded from a private copy beside it (TMPDIR may be mounted noexec), so the new
+    # code is what runs. The copy goes once loaded; the mapping stays.
+    if loaded is None:
+        module = _load(real, real, name)
+    else:
+        copy = _private_copy(real)
+        try:
+            module = _load(copy, real, name)
+        finally:
+            os.unlink(copy)
+    _LOADED[real] = (identity, module)
+    return module
+
+
+# Real path -> (the file's identity when loaded, its Module). Libraries are never unloaded.
+_LOADED: dict[str, tuple[tuple[int, int, int, int], Module]] = {}
+
+
+def _private_copy(real: str) -> str:
+    import shutil  # only a reload pays for these imports
+    import tempfile
+
+    for folder in (os.path.dirname(real), tempfile.gettempdir()):
+        try:
+            fd, copy = tempfile.mkstemp(prefix="tvm_ffi_reload_", suffix=".so", dir=folder)
+        except OSError:
+            continue
+        with os.fdopen(fd, "wb") as out, open(real, "rb") as src:
+            shutil.copyfileobj(src, out)
+        return copy
+    raise OSError(f"cannot load library '{real}': no folder to copy the rebuilt library into")
+
+
+def _load(file: str, real: str, name: str) -> Module:
+    try:
+        return _core.load_module(file, real)
+    except RuntimeError as err:
+        # The runtime's loader says "load_module(): cannot load '<file>': cannot load library
+        # '<file>': <dlopen's reason>"; the reason is what the caller needs.
+        reason = str(err)
+        for prefix in (f"load_module(): cannot load '{file}': ", f"cannot load library '{file}': "):
+            if reason.startswith(prefix):
+                reason = reason[len(prefix) :]
+        raise OSError(f"cannot load library '{name}': {reason}") from None
 
 
 # A CUDA image is the likeliest wrong file a user hands load_module; its kind comes from the
@@ -61,7 +159,7 @@ _IMAGE_NAMES = {"cubin": "CUBIN", "ptx": "PTX", "fatbin": "fatbin"}
 
 
 def _image_hint(fd: int, st: os.stat_result, name: str) -> str | None:
-    kind = image_kind(os.pread(fd, 4096, 0))
+    kind = _core.image_kind(os.pread(fd, 4096, 0))
     # Any ELF file is announced as a CUBIN; only one for CUDA is one.
     if kind is None or (kind == "cubin" and elf_machine(fd, st.st_size) != EM_CUDA):
         return None

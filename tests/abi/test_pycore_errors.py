@@ -37,13 +37,13 @@ def test_error_table_maps_registered_kinds(core_runtime: str) -> None:
 m = core.load_module(LIB)
 class CUDADialectError(Exception): pass
 class MyValueError(ValueError): pass
-core.set_error_table({"CUDADialectError": CUDADialectError, "ValueError": MyValueError})
+core._set_error_table({"CUDADialectError": CUDADialectError, "ValueError": MyValueError})
 where = f" (in function 'raise_error' of library '{LIB}')"
 raises(CUDADialectError, "no kernel" + where, m.raise_error, "CUDADialectError", "no kernel")
 raises(MyValueError, "v" + where, m.raise_error, "ValueError", "v")
-core.set_error_table(None)
+core._set_error_table(None)
 raises(RuntimeError, "CUDADialectError: x" + where, m.raise_error, "CUDADialectError", "x")
-raises(TypeError, "set_error_table() expects a dict or None, got list", core.set_error_table, [])
+raises(TypeError, "set_error_table() expects a dict or None, got list", core._set_error_table, [])
 """,
     )
 
@@ -62,7 +62,7 @@ def divide(x):
     return 1 // x
 raises(ZeroDivisionError, "integer division or modulo by zero" + where, m.call_back, divide, 0)
 class Custom(Exception): pass
-core.set_error_table({"Custom": Custom})
+core._set_error_table({"Custom": Custom})
 def custom(x):
     raise Custom("from python")
 raises(Custom, "from python" + where, m.call_back, custom, 1)

@@ -19,10 +19,11 @@ f = m.add_int
 assert f.__name__ == "add_int" and f.library == LIB and repr(f) == "<tvm_ffi.Function add_int>"
 assert m["add_int"](1, 2) == 3 and m.get_function("noop")() is None
 assert m.add_int is f and m["add_int"] is f  # looked up once
-raises(AttributeError, f"library '{LIB}' has no function 'missing'", getattr, m, "missing")
-raises(AttributeError, f"library '{LIB}' has no function 'missing'", m.get_function, "missing")
-raises(AttributeError, f"library '{LIB}' has no function 'missing'", lambda: m["missing"])
-raises(TypeError, "a function name must be a str, got int", lambda: m[3])
+raises(AttributeError, f"module '{LIB}' has no function 'missing'", getattr, m, "missing")
+raises(AttributeError, f"module '{LIB}' has no function 'missing'", m.get_function, "missing")
+raises(KeyError, f"\"module '{LIB}' has no function 'missing'\"", lambda: m["missing"])
+raises(TypeError, "module function names are str, not int", lambda: m[3])
+assert "add_int" in m and "missing" not in m and 3 not in m
 raises(FileNotFoundError, "load_module(): no library at '/nonexistent/lib.so'",
        core.load_module, "/nonexistent/lib.so")
 import tempfile
@@ -39,8 +40,8 @@ with tempfile.NamedTemporaryFile(suffix=".so") as bad:
                               f"'{bad.name}': {bad.name}: file too short"), e
     else:
         raise AssertionError("loaded a file that is no library")
-assert core.get_global_func("ffi.Array")(1, "x") == [1, "x"]
-assert core.get_global_func("no.such.global") is None
+assert core._get_global_func("ffi.Array")(1, "x") == [1, "x"]
+assert core._get_global_func("no.such.global") is None
 """,
     )
 

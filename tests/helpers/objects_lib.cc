@@ -1,336 +1,233 @@
-// A library that implements ABI version 3's objects by hand, on c_api.h alone: a counter
-// object type, function objects, a module object, and calls into the registry through its
-// weak symbols. The Python tests (test_core_objects.py, test_registry.py, test_libinfo.py)
-// build it; it needs no C++ header beyond the C ABI, so it tests _core and libtvm_ffi.so alone.
+// A library that implements objects by hand on the tvm-ffi C ABI (c_api.h alone): a counter
+// object type registered in the runtime's type table with a constructor and methods, function
+// objects, and calls through global functions. The Python tests (test_core_objects.py,
+// test_registry.py, test_libinfo.py) build it linked to libtvm_ffi.so; it needs no C++ header
+// beyond the C ABI, so it tests _core and the runtime alone.
 #include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
-#include <string>
 
 namespace {
 
 std::atomic<int> g_alive{0};  // live objects of this library (counters and functions)
 
-void SetError(TVMFFIResult* result, const char* kind, const char* message) {
-  static thread_local TVMFFIErrorInfo info;
-  info = TVMFFIErrorInfo{kind, message, "", 0};
-  result->value.type_code = kTVMFFIError;
-  result->value.v_ptr = &info;
-  result->owner = nullptr;
+int Fail(const char* kind, const char* message) {
+  TVMFFIErrorSetRaisedFromCStr(kind, message);
+  return -1;
 }
 
-void SetInt(TVMFFIResult* result, int64_t v) {
-  result->value.type_code = kTVMFFIInt;
-  result->value.flags = 0;
-  result->value.v_int64 = v;
-  result->owner = nullptr;
+void SetInt(TVMFFIAny* result, int64_t v) {
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = v;
 }
 
-void SetObject(TVMFFIResult* result, TVMFFIRefObject* obj) {
-  result->value.type_code = kTVMFFIRefObject;
-  result->value.flags = 0;
-  result->value.v_ptr = obj;
-  result->owner = nullptr;
+void SetObject(TVMFFIAny* result, TVMFFIObject* obj) {
+  result->type_index = obj->type_index;
+  result->zero_padding = 0;
+  result->v_obj = obj;
 }
 
 // ---- a counter: test.Counter ----
 
-struct Counter : TVMFFIRefObject {
-  std::atomic<int> refs{1};
-  int64_t value = 0;
+struct Counter {
+  TVMFFIObject header;
+  int64_t value;
 };
 
-void CounterIncRef(TVMFFIRefObject* self) { ++static_cast<Counter*>(self)->refs; }
-void CounterDecRef(TVMFFIRefObject* self) {
-  auto* c = static_cast<Counter*>(self);
-  if (--c->refs == 0) {
-    delete c;
+int32_t CounterIndex() {
+  static const int32_t index = [] {
+    const TVMFFIByteArray key = {"test.Counter", 12};
+    return TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 0, kTVMFFIObject);
+  }();
+  return index;
+}
+
+void CounterDelete(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) {
+    std::free(self);
     --g_alive;
   }
 }
 
-const TVMFFIObjectType kCounterType = {
-    TVM_FFI_ABI_VERSION, 0, "test.Counter", CounterIncRef, CounterDecRef, nullptr, nullptr,
-};
-
-Counter* NewCounter(int64_t value) {
-  auto* c = new Counter();
-  c->type = &kCounterType;
+TVMFFIObject* NewCounter(int64_t value) {
+  auto* c = static_cast<Counter*>(std::calloc(1, sizeof(Counter)));
+  c->header.combined_ref_count = (uint64_t{1} << 32) | 1;  // strong 1, weak 1
+  c->header.type_index = CounterIndex();
+  c->header.deleter = CounterDelete;
   c->value = value;
   ++g_alive;
-  return c;
+  return &c->header;
 }
 
 Counter* AsCounter(const TVMFFIAny& v) {
-  if (v.type_code != kTVMFFIRefObject) return nullptr;
-  auto* obj = static_cast<TVMFFIRefObject*>(v.v_ptr);
-  return obj->type == &kCounterType ? static_cast<Counter*>(obj) : nullptr;
+  return v.type_index == CounterIndex() ? reinterpret_cast<Counter*>(v.v_obj) : nullptr;
 }
 
-// ---- function objects over a C++ function and one captured int ----
-
-using Impl = int (*)(int64_t captured, const TVMFFIAny* args, int32_t num_args,
-                     TVMFFIResult* result);
-
-struct Fn : TVMFFIRefObject {
-  std::atomic<int> refs{1};
-  Impl impl;
-  int64_t captured;
-};
-
-void FnIncRef(TVMFFIRefObject* self) { ++static_cast<Fn*>(self)->refs; }
-void FnDecRef(TVMFFIRefObject* self) {
-  auto* f = static_cast<Fn*>(self);
-  if (--f->refs == 0) {
-    delete f;
-    --g_alive;
-  }
-}
-int FnCall(TVMFFIRefObject* self, const TVMFFICallContext*, const TVMFFIAny* args,
-           int32_t num_args, TVMFFIResult* result) {
-  auto* f = static_cast<Fn*>(self);
-  return f->impl(f->captured, args, num_args, result);
-}
-
-const TVMFFIObjectType kFnType = {
-    TVM_FFI_ABI_VERSION, TVM_FFI_OBJECT_IS_FUNCTION, "ffi.Function", FnIncRef, FnDecRef, FnCall,
-    nullptr,
-};
-
-TVMFFIRefObject* NewFn(Impl impl, int64_t captured = 0) {
-  auto* f = new Fn();
-  f->type = &kFnType;
-  f->impl = impl;
-  f->captured = captured;
-  ++g_alive;
-  return f;
-}
-
-int AddCaptured(int64_t k, const TVMFFIAny* args, int32_t n, TVMFFIResult* result) {
-  if (n != 1 || args[0].type_code != kTVMFFIInt) {
-    SetError(result, "TypeError", "adder(int) takes one int");
-    return -1;
-  }
-  SetInt(result, args[0].v_int64 + k);
-  return 0;
-}
-
-int AddTwo(int64_t, const TVMFFIAny* args, int32_t n, TVMFFIResult* result) {
-  if (n != 2 || args[0].type_code != kTVMFFIInt || args[1].type_code != kTVMFFIInt) {
-    SetError(result, "TypeError", "add(int, int) takes two ints");
-    return -1;
-  }
-  SetInt(result, args[0].v_int64 + args[1].v_int64);
-  return 0;
-}
-
-// test.Counter's registered members: __ffi_init__(int), value(self), add(self, int).
-int CounterInit(int64_t, const TVMFFIAny* args, int32_t n, TVMFFIResult* result) {
-  if (n != 1 || args[0].type_code != kTVMFFIInt) {
-    SetError(result, "TypeError", "Counter(start: int) takes one int");
-    return -1;
+// __ffi_init__(start), value(self), add(self, n): as registered methods.
+int CounterInit(void*, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  if (n != 1 || args[0].type_index != kTVMFFIInt) {
+    return Fail("TypeError", "test.Counter(int) takes one int");
   }
   SetObject(result, NewCounter(args[0].v_int64));
   return 0;
 }
 
-int CounterValue(int64_t, const TVMFFIAny* args, int32_t n, TVMFFIResult* result) {
+int CounterValue(void*, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   Counter* c = n == 1 ? AsCounter(args[0]) : nullptr;
-  if (c == nullptr) {
-    SetError(result, "TypeError", "value(self) takes a test.Counter");
-    return -1;
-  }
+  if (c == nullptr) return Fail("TypeError", "value(Counter) takes one counter");
   SetInt(result, c->value);
   return 0;
 }
 
-int CounterAdd(int64_t, const TVMFFIAny* args, int32_t n, TVMFFIResult* result) {
+int CounterAdd(void*, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   Counter* c = n == 2 ? AsCounter(args[0]) : nullptr;
-  if (c == nullptr || args[1].type_code != kTVMFFIInt) {
-    SetError(result, "TypeError", "add(self, int) takes a test.Counter and an int");
-    return -1;
+  if (c == nullptr || args[1].type_index != kTVMFFIInt) {
+    return Fail("TypeError", "add(Counter, int) takes a counter and an int");
   }
   c->value += args[1].v_int64;
   SetInt(result, c->value);
   return 0;
 }
 
-// ---- a module object: test.Module, with the function "add" ----
-
-struct Mod : TVMFFIRefObject {
-  std::atomic<int> refs{1};
-};
-
-void ModIncRef(TVMFFIRefObject* self) { ++static_cast<Mod*>(self)->refs; }
-void ModDecRef(TVMFFIRefObject* self) {
-  auto* m = static_cast<Mod*>(self);
-  if (--m->refs == 0) {
-    delete m;
-    --g_alive;
+int AddTwo(void*, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  if (n != 2 || args[0].type_index != kTVMFFIInt || args[1].type_index != kTVMFFIInt) {
+    return Fail("TypeError", "test.add(int, int) takes two ints");
   }
-}
-int ModGetFunction(TVMFFIRefObject*, const char* name, TVMFFIResult* result) {
-  if (std::strcmp(name, "broken") == 0) {
-    SetError(result, "ValueError", "the function 'broken' cannot be made");
-    return -1;
-  }
-  if (std::strcmp(name, "add") == 0) {
-    SetObject(result, NewFn(AddTwo));
-  } else {
-    result->value.type_code = kTVMFFINone;
-    result->owner = nullptr;
-  }
+  SetInt(result, args[0].v_int64 + args[1].v_int64);
   return 0;
 }
 
-const TVMFFIObjectType kModType = {
-    TVM_FFI_ABI_VERSION, TVM_FFI_OBJECT_IS_MODULE, "test.Module", ModIncRef, ModDecRef, nullptr,
-    ModGetFunction,
-};
+// ---- function objects ----
 
-TVMFFIRefObject* g_kept = nullptr;  // a function object kept beyond the call that passed it
+// make_adder(k): a function object adding k, counted among the live objects.
+int Adder(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  if (n != 1 || args[0].type_index != kTVMFFIInt) return Fail("TypeError", "adder(int) takes one int");
+  SetInt(result, args[0].v_int64 + *static_cast<int64_t*>(self));
+  return 0;
+}
+
+void AdderDelete(void* self) {
+  delete static_cast<int64_t*>(self);
+  --g_alive;
+}
+
+TVMFFIObject* NewFunction(TVMFFISafeCallType call, void* self, void (*deleter)(void*)) {
+  TVMFFIObjectHandle out = nullptr;
+  if (TVMFFIFunctionCreate(self, call, deleter, &out) != 0) std::abort();
+  return static_cast<TVMFFIObject*>(out);
+}
+
+int CallFunction(TVMFFIObject* f, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  result->type_index = kTVMFFINone;
+  result->zero_padding = 0;
+  result->v_int64 = 0;
+  return TVMFFIFunctionCall(f, const_cast<TVMFFIAny*>(args), n, result);
+}
+
+TVMFFIObject* g_kept = nullptr;  // keep(f) / call_kept / drop_kept
+
+int RegisterMethod(int32_t index, const char* name, TVMFFISafeCallType call) {
+  TVMFFIObject* f = NewFunction(call, nullptr, nullptr);
+  TVMFFIMethodInfo info{};
+  info.name = TVMFFIByteArray{name, std::strlen(name)};
+  info.method.type_index = kTVMFFIFunction;
+  info.method.v_obj = f;
+  const int rc = TVMFFITypeRegisterMethod(index, &info);
+  TVMFFIObjectDecRef(f);  // the type table holds its own reference
+  return rc;
+}
 
 }  // namespace
 
-// Exported entries (the plain ABI of c_api.h). Each answers the info query first.
-#define OBJECTS_LIB_ENTRY(NAME)                                                              \
-  static int NAME##_impl(const TVMFFICallContext* ctx, const TVMFFIAny* args, int32_t n,     \
-                         TVMFFIResult* result);                                              \
-  extern "C" __attribute__((visibility("default"))) int __tvm_ffi_##NAME(                    \
-      const TVMFFICallContext* ctx, const TVMFFIAny* args, int32_t n, TVMFFIResult* result) { \
-    static const TVMFFIFunctionInfo info = {TVM_FFI_ABI_VERSION, -1, #NAME, #NAME "(...)"};  \
-    if (n == TVM_FFI_QUERY_INFO) {                                                           \
-      result->value.type_code = kTVMFFIOpaquePtr;                                            \
-      result->value.v_ptr = const_cast<TVMFFIFunctionInfo*>(&info);                          \
-      result->owner = nullptr;                                                               \
-      return 0;                                                                              \
-    }                                                                                        \
-    return NAME##_impl(ctx, args, n, result);                                                \
-  }                                                                                          \
-  static int NAME##_impl(const TVMFFICallContext* ctx, const TVMFFIAny* args, int32_t n,     \
-                         TVMFFIResult* result)
+#define OBJECTS_LIB_ENTRY(NAME)                                                       \
+  extern "C" __attribute__((visibility("default"))) int __tvm_ffi_##NAME(             \
+      void*, const TVMFFIAny* args, int32_t n, TVMFFIAny* result)
 
 OBJECTS_LIB_ENTRY(alive) {
   SetInt(result, g_alive.load());
   return 0;
 }
 
-OBJECTS_LIB_ENTRY(make_counter) {
-  return CounterInit(0, args, n, result);
-}
+OBJECTS_LIB_ENTRY(make_counter) { return CounterInit(nullptr, args, n, result); }
 
-OBJECTS_LIB_ENTRY(counter_value) {
-  return CounterValue(0, args, n, result);
+OBJECTS_LIB_ENTRY(counter_value) { return CounterValue(nullptr, args, n, result); }
+
+OBJECTS_LIB_ENTRY(type_key) {
+  if (n != 1 || args[0].type_index < kTVMFFIStaticObjectBegin) {
+    return Fail("TypeError", "type_key(obj) takes an object");
+  }
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(args[0].type_index);
+  return TVMFFIStringFromByteArray(&info->type_key, result);
 }
 
 OBJECTS_LIB_ENTRY(make_adder) {
-  if (n != 1 || args[0].type_code != kTVMFFIInt) {
-    SetError(result, "TypeError", "make_adder(int) takes one int");
-    return -1;
-  }
-  SetObject(result, NewFn(AddCaptured, args[0].v_int64));
-  return 0;
-}
-
-OBJECTS_LIB_ENTRY(make_module) {
-  auto* m = new Mod();
-  m->type = &kModType;
+  if (n != 1 || args[0].type_index != kTVMFFIInt) return Fail("TypeError", "make_adder(int) takes one int");
   ++g_alive;
-  SetObject(result, m);
+  SetObject(result, NewFunction(Adder, new int64_t(args[0].v_int64), AdderDelete));
   return 0;
 }
 
-// call_with(f, *args): f(*args) through its type->call; the result is passed through.
 OBJECTS_LIB_ENTRY(call_with) {
-  if (n < 1 || args[0].type_code != kTVMFFIRefObject) {
-    SetError(result, "TypeError", "call_with(f, *args) takes a function first");
-    return -1;
+  if (n < 1 || args[0].type_index != kTVMFFIFunction) {
+    return Fail("TypeError", "call_with(f, *args) takes a function first");
   }
-  auto* f = static_cast<TVMFFIRefObject*>(args[0].v_ptr);
-  if ((f->type->flags & TVM_FFI_OBJECT_IS_FUNCTION) == 0) {
-    SetError(result, "TypeError", "call_with: the first argument is not a function");
-    return -1;
-  }
-  return f->type->call(f, ctx, args + 1, n - 1, result);
+  return CallFunction(args[0].v_obj, args + 1, n - 1, result);
 }
 
-// call_global(name, *args): the registry's function `name`, called with args.
 OBJECTS_LIB_ENTRY(call_global) {
-  if (n < 1 || args[0].type_code != kTVMFFIStr) {
-    SetError(result, "TypeError", "call_global(name, *args) takes a name first");
-    return -1;
+  const TVMFFIByteArray* name = nullptr;
+  TVMFFIByteArray small{};
+  if (n >= 1 && args[0].type_index == kTVMFFISmallStr) {
+    small = TVMFFIByteArray{args[0].v_bytes, args[0].small_str_len};
+    name = &small;
+  } else if (n >= 1 && args[0].type_index == kTVMFFIStr) {
+    name = reinterpret_cast<const TVMFFIByteArray*>(args[0].v_obj + 1);
   }
-  if (TVMFFIFunctionGetGlobal == nullptr) {
-    SetError(result, "RuntimeError", "the registry is not loaded");
-    return -1;
-  }
-  TVMFFIRefObject* f = TVMFFIFunctionGetGlobal(args[0].v_str);
-  if (f == nullptr) {
-    SetError(result, "KeyError", "no such global function");
-    return -1;
-  }
-  const int rc = f->type->call(f, ctx, args + 1, n - 1, result);
-  f->type->dec_ref(f);
+  if (name == nullptr) return Fail("TypeError", "call_global(name, *args) takes a name first");
+  TVMFFIObjectHandle f = nullptr;
+  if (TVMFFIFunctionGetGlobal(name, &f) != 0) return -1;
+  if (f == nullptr) return Fail("KeyError", "no such global function");
+  const int rc = CallFunction(static_cast<TVMFFIObject*>(f), args + 1, n - 1, result);
+  TVMFFIObjectDecRef(f);
   return rc;
 }
 
-// What sglang's register_once() does: the type's constructor and methods, a global function.
 OBJECTS_LIB_ENTRY(register_things) {
-  if (TVMFFITypeSetMember == nullptr || TVMFFIFunctionSetGlobal == nullptr) {
-    SetError(result, "RuntimeError", "the registry is not loaded");
-    return -1;
-  }
-  TVMFFIRefObject* members[] = {NewFn(CounterInit), NewFn(CounterValue), NewFn(CounterAdd),
-                                NewFn(AddTwo)};
-  int rc = TVMFFITypeSetMember("test.Counter", "__ffi_init__", members[0], 1);
-  rc |= TVMFFITypeSetMember("test.Counter", "value", members[1], 1);
-  rc |= TVMFFITypeSetMember("test.Counter", "add", members[2], 1);
-  rc |= TVMFFIFunctionSetGlobal("test.add", members[3], 1);
-  for (TVMFFIRefObject* m : members) m->type->dec_ref(m);  // the registry holds its own
+  const int32_t index = CounterIndex();
+  int rc = RegisterMethod(index, "__ffi_init__", CounterInit);
+  rc |= RegisterMethod(index, "value", CounterValue);
+  rc |= RegisterMethod(index, "add", CounterAdd);
+  TVMFFIObject* add = NewFunction(AddTwo, nullptr, nullptr);
+  const TVMFFIByteArray name = {"test.add", 8};
+  rc |= TVMFFIFunctionSetGlobal(&name, add, 1);
+  TVMFFIObjectDecRef(add);
+  // The runtime's system library (ffi.SystemLib) then has a function test_add: a module object.
+  rc |= TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_test_add", reinterpret_cast<void*>(AddTwo));
   SetInt(result, rc);
   return 0;
 }
 
 OBJECTS_LIB_ENTRY(keep) {
-  if (n != 1 || args[0].type_code != kTVMFFIRefObject) {
-    SetError(result, "TypeError", "keep(f) takes a function");
-    return -1;
-  }
-  if (g_kept != nullptr) g_kept->type->dec_ref(g_kept);
-  g_kept = static_cast<TVMFFIRefObject*>(args[0].v_ptr);
-  g_kept->type->inc_ref(g_kept);
-  result->value.type_code = kTVMFFINone;
-  result->owner = nullptr;
+  if (n != 1 || args[0].type_index != kTVMFFIFunction) return Fail("TypeError", "keep(f) takes a function");
+  if (g_kept != nullptr) TVMFFIObjectDecRef(g_kept);
+  g_kept = args[0].v_obj;
+  TVMFFIObjectIncRef(g_kept);
+  result->type_index = kTVMFFINone;
   return 0;
 }
 
 OBJECTS_LIB_ENTRY(call_kept) {
-  if (g_kept == nullptr) {
-    SetError(result, "RuntimeError", "nothing kept");
-    return -1;
-  }
-  return g_kept->type->call(g_kept, ctx, args, n, result);
+  if (g_kept == nullptr) return Fail("RuntimeError", "nothing kept");
+  return CallFunction(g_kept, args, n, result);
 }
 
 OBJECTS_LIB_ENTRY(drop_kept) {
-  if (g_kept != nullptr) g_kept->type->dec_ref(g_kept);
+  if (g_kept != nullptr) TVMFFIObjectDecRef(g_kept);
   g_kept = nullptr;
-  result->value.type_code = kTVMFFINone;
-  result->owner = nullptr;
-  return 0;
-}
-
-// type_key(obj): the type key of any object argument.
-OBJECTS_LIB_ENTRY(type_key) {
-  if (n != 1 || args[0].type_code != kTVMFFIRefObject) {
-    SetError(result, "TypeError", "type_key(obj) takes an object");
-    return -1;
-  }
-  const char* key = static_cast<TVMFFIRefObject*>(args[0].v_ptr)->type->type_key;
-  result->value.type_code = kTVMFFIStr;
-  result->value.v_str = key;
-  result->value.size = static_cast<int64_t>(std::strlen(key));
-  result->owner = nullptr;
+  result->type_index = kTVMFFINone;
   return 0;
 }

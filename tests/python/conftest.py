@@ -19,13 +19,18 @@ from helpers import SOURCES, package, servers, tools
 REPO = Path(__file__).resolve().parents[2]
 INCLUDE = REPO / "include"
 
+# The folder of the package's libtvm_ffi.so (what tvm_ffi.libinfo finds).
+RUNTIME_DIR = REPO / "python" / "tvm_ffi" / "lib"
+
 BuildLibrary = Callable[..., Path]
 
 
 @pytest.fixture(scope="session")
 def build_library(tmp_path_factory: pytest.TempPathFactory) -> BuildLibrary:
     """``build_library(name, source, out=None, flags=())`` compiles C++ source text with
-    ``c++ -shared -fPIC -std=c++17 -O2 -I include`` and returns the library's path.
+    ``c++ -shared -fPIC -std=c++17 -O2 -I include`` linked to the package's runtime
+    (``-L<lib dir> -ltvm_ffi`` with an rpath to it, as the tvm-ffi C ABI asks) and returns the
+    library's path.
 
     A compiler error fails the test (with the compiler's output): it is our code.
     """
@@ -39,7 +44,8 @@ def build_library(tmp_path_factory: pytest.TempPathFactory) -> BuildLibrary:
         src.write_text(source)
         target = out if out is not None else root / f"lib{name}.so"
         cmd = [cxx, "-shared", "-fPIC", "-std=c++17", "-O2", f"-I{INCLUDE}", *flags]
-        cmd += [str(src), "-o", str(target)]
+        cmd += [str(src), f"-L{RUNTIME_DIR}", "-ltvm_ffi", f"-Wl,-rpath,{RUNTIME_DIR}"]
+        cmd += ["-o", str(target)]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             pytest.fail(f"compiling {name} failed:\n{' '.join(cmd)}\n{proc.stderr}")

@@ -1,7 +1,7 @@
 """tvm_ffi.load_module and Module: loading, listing, lookup, the ABI check, reloading.
 
-These use hand-written entries against c_api.h (no export macro), so they pin down the
-loader's side of the ABI on its own, including libraries that break it.
+These use hand-written safe-call entries against c_api.h (no export macro), so they pin down
+the loader's side of the ABI on its own, including libraries of the previous ABI.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -19,33 +20,34 @@ RAW = r"""
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
-// An entry that answers the info query with `info` and otherwise returns VALUE.
-#define ENTRY(NAME, ABI, SIGNATURE, VALUE)                                               \
-  static TVMFFIFunctionInfo info_##NAME = {ABI, 0, #NAME, SIGNATURE};                    \
-  EXPORT int __tvm_ffi_##NAME(const TVMFFICallContext*, const TVMFFIAny*, int32_t n,     \
-                              TVMFFIResult* r) {                                         \
-    r->owner = 0;                                                                        \
-    if (n == TVM_FFI_QUERY_INFO) {                                                       \
-      r->value.type_code = kTVMFFIOpaquePtr;                                             \
-      r->value.v_ptr = &info_##NAME;                                                     \
-      return 0;                                                                          \
+// A safe-call entry returning VALUE. It fails through the runtime when given arguments, so a
+// library of these imports the runtime's error functions, as every library of the C ABI does.
+#define ENTRY(NAME, VALUE)                                                               \
+  EXPORT int __tvm_ffi_##NAME(void*, const TVMFFIAny*, int32_t n, TVMFFIAny* r) {       \
+    if (n != 0) {                                                                        \
+      TVMFFIErrorSetRaisedFromCStr("TypeError", #NAME "() takes no arguments");          \
+      return -1;                                                                         \
     }                                                                                    \
-    r->value.type_code = kTVMFFIInt;                                                     \
-    r->value.v_int64 = VALUE;                                                            \
+    r->type_index = kTVMFFIInt;                                                          \
+    r->zero_padding = 0;                                                                 \
+    r->v_int64 = VALUE;                                                                  \
     return 0;                                                                            \
   }
 
-ENTRY(version, TVM_FFI_ABI_VERSION, "version() -> int", VERSION)
-ENTRY(answer, TVM_FFI_ABI_VERSION, "answer() -> int", 42)
-ENTRY(from_the_future, 99, "from_the_future() -> int", 0)
+// Its metadata export: the signature NAME() -> int.
+#define METADATA(NAME)                                                                   \
+  EXPORT int __tvm_ffi__metadata_##NAME(void*, const TVMFFIAny*, int32_t, TVMFFIAny* r) { \
+    static const char text[] = R"({"type_schema":"{\"type\":\"ffi.Function\",)"       \
+        R"(\"named_args\":{\"return\":[{\"type\":\"int\"}],\"params\":[]}}"})";       \
+    TVMFFIByteArray bytes = {text, sizeof(text) - 1};                                     \
+    return TVMFFIStringFromByteArray(&bytes, r);                                         \
+  }
 
-// Does not answer the info query.
-EXPORT int __tvm_ffi_mute(const TVMFFICallContext*, const TVMFFIAny*, int32_t,
-                          TVMFFIResult* r) {
-  r->owner = 0;
-  r->value.type_code = kTVMFFINone;
-  return -1;
-}
+ENTRY(version, VERSION)
+METADATA(version)
+ENTRY(answer, 42)
+METADATA(answer)
+ENTRY(bare, 7)  // no metadata: no signature stated
 
 // Not listed: embedded CUBIN symbols, hidden functions, other names, data.
 EXPORT int __tvm_ffi__cubin_kernels(void) { return 0; }
@@ -62,7 +64,7 @@ def raw_lib(build_library):
 
 def test_functions_lists_exports_from_dynsym(raw_lib):
     mod = tvm_ffi.load_module(raw_lib)
-    assert mod.functions == ["answer", "from_the_future", "mute", "version"]
+    assert mod.functions == ["answer", "bare", "version"]
     assert set(mod.functions) <= set(dir(mod))
     assert mod.path == str(raw_lib.resolve())
     assert repr(mod) == f"<tvm_ffi.Module '{raw_lib.resolve()}'>"
@@ -85,7 +87,7 @@ def test_unknown_function_raises_attribute_and_key_error(raw_lib):
     mod = tvm_ffi.load_module(raw_lib)
     expected = (
         f"module '{raw_lib.resolve()}' has no function 'nope'; "
-        "functions in this module: answer, from_the_future, mute, version"
+        "functions in this module: answer, bare, version"
     )
     with pytest.raises(AttributeError, match=f"^{re.escape(expected)}$"):
         mod.nope  # noqa: B018
@@ -118,28 +120,62 @@ def test_unlisted_symbols_are_not_functions(raw_lib):
         mod.__tvm_ffi_data  # noqa: B018
 
 
-def test_abi_version_mismatch_is_a_clear_error(raw_lib):
-    mod = tvm_ffi.load_module(raw_lib)
-    message = (
-        f"function 'from_the_future' in '{raw_lib.resolve()}' was built for TVM-FFI ABI "
-        f"version 99, but this tvm_ffi speaks ABI version {tvm_ffi._core.ABI_VERSION}; "
-        "rebuild the library against this tvm_ffi's headers"
+def test_a_function_without_metadata_states_no_signature(raw_lib):
+    f = tvm_ffi.load_module(raw_lib).bare
+    assert f() == 7
+    assert f.signature == f.__doc__ == "bare"
+    assert f.num_args == -1
+    assert str(f.__signature__) == "(*args)"
+    assert repr(f) == "<tvm_ffi.Function bare>"
+
+
+def test_errors_name_function_and_library(raw_lib):
+    with pytest.raises(
+        TypeError,
+        match=f"^{re.escape(f'answer() takes no arguments (in function {chr(39)}answer{chr(39)} of library {chr(39)}{raw_lib.resolve()}{chr(39)})')}$",
+    ):
+        tvm_ffi.load_module(raw_lib).answer(1)
+
+
+# What a library of ABI v3 exported (the previous core's library.cc read it): entries answering
+# an info query, and weak references to the v3 registry when it used it.
+V3_LIBRARY = r"""
+#define EXPORT extern "C" __attribute__((visibility("default")))
+struct Info { int abi_version, num_args; const char *name, *signature; };
+EXPORT int __tvm_ffi_answer(const void*, const void*, int n, void* r) { return n == -1 ? 0 : 42; }
+#ifdef USES_REGISTRY
+extern "C" __attribute__((weak)) int TVMFFIFunctionSetGlobal(const char*, void*, int);
+extern "C" __attribute__((weak)) void* TVMFFITypeGetMember(const char*, const char*);
+EXPORT int __tvm_ffi_registers(const void*, const void*, int, void*) {
+  return TVMFFITypeGetMember ? TVMFFIFunctionSetGlobal("x", TVMFFITypeGetMember("t", "m"), 0) : 0;
+}
+#endif
+"""
+
+
+@pytest.mark.parametrize("registry", [False, True], ids=["plain", "registry"])
+def test_a_library_of_abi_v3_is_refused_with_a_rebuild_message(tmp_path, registry):
+    # Built without the runtime, as v3 libraries were (-ltvm_ffi was optional).
+    src = tmp_path / "v3.cc"
+    src.write_text(V3_LIBRARY)
+    lib = tmp_path / "libv3.so"
+    flags = ["-DUSES_REGISTRY"] if registry else []
+    cmd = [os.environ.get("CXX", "c++"), "-shared", "-fPIC", *flags, str(src), "-o", str(lib)]
+    subprocess.run(cmd, check=True)
+    evidence = (
+        "it imports TVMFFITypeGetMember, which only ABI v3 had"
+        if registry
+        else "it exports TVM-FFI functions (answer) but neither links libtvm_ffi.so nor calls "
+        "into it, as every library built with the tvm-ffi C ABI headers does"
     )
-    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
-        mod.from_the_future  # noqa: B018
-
-
-@pytest.mark.parametrize("abi", [1, 2, 3])
-def test_every_abi_version_up_to_ours_loads(build_library, abi):
-    # Each version only adds to the one before, so older libraries keep working.
-    source = RAW.split("ENTRY(version")[0] + f'ENTRY(old, {abi}, "old() -> int", {abi})\n'
-    assert tvm_ffi.load_module(build_library(f"abi_v{abi}", source)).old() == abi
-
-
-def test_entry_without_info_is_rejected(raw_lib):
-    mod = tvm_ffi.load_module(raw_lib)
-    with pytest.raises(RuntimeError, match=r"^function 'mute' in .* did not answer the TVM-FFI"):
-        mod["mute"]
+    with pytest.raises(OSError) as info:
+        tvm_ffi.load_module(lib)
+    assert str(info.value) == (
+        f"cannot load library '{lib}': it was built for tvm_ffi's previous ABI (ABI v3, before "
+        f"the switch to the tvm-ffi C ABI of apache-tvm-ffi 0.1: {evidence}); rebuild it from "
+        "its sources with this package (tvm_ffi.cpp.load / tvm_ffi.cpp.build, or CMake's "
+        "find_package(tvm_ffi)), which links libtvm_ffi.so"
+    )
 
 
 def test_loading_twice_shares_functions(raw_lib):
@@ -194,8 +230,12 @@ def test_private_copies_are_cleaned_up(build_library, tmp_path, monkeypatch):
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
-def test_function_is_not_constructible_or_subclassable():
-    with pytest.raises(TypeError):
-        tvm_ffi.Function()
-    with pytest.raises(TypeError):
-        type("Sub", (tvm_ffi.Function,), {})
+def test_function_constructs_empty_and_is_subclassable():
+    # apache-tvm-ffi's Function is both (the CuTe DSL derives from it): an empty one has no
+    # handle and refuses to be called.
+    with pytest.raises(TypeError, match=r"^Function\(\) takes no arguments$"):
+        tvm_ffi.Function(1)
+    empty = type("Sub", (tvm_ffi.Function,), {})()
+    assert repr(empty) == "<tvm_ffi.Function (empty)>"
+    with pytest.raises(ValueError, match=r"^cannot call an empty Function \(it has no handle\)$"):
+        empty()

@@ -1,92 +1,56 @@
-"""load_module on a library built against apache-tvm-ffi's binary ABI says exactly that,
-whether the dynamic loader would refuse it or not."""
+"""Libraries built with apache-tvm-ffi's headers are native: load_module loads and calls them
+(once refused as "built against apache-tvm-ffi's binary ABI"); the ABI check refuses only
+libraries of this package's previous ABI (v3), and shows no evidence on anything else."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 
 import tvm_ffi
-from tvm_ffi import _apache_abi
+from tvm_ffi import _old_abi
 
-# What apache-tvm-ffi's export macro leaves behind: an entry with its signature that
-# reports errors through its runtime library.
+# What apache-tvm-ffi's export macro leaves behind: a safe-call entry that reports errors
+# through the runtime library (hand-written: no apache header needed).
 APACHE_STYLE = r"""
-extern "C" int TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);
+#include <tvm/ffi/c_api.h>
 extern "C" __attribute__((visibility("default")))
-int __tvm_ffi_add_one(void* self, const void* args, int num_args, void* result) {
-  if (num_args != 1) return TVMFFIErrorSetRaisedFromCStr("TypeError", "wrong arity");
+int __tvm_ffi_add_one(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  if (num_args != 1 || args[0].type_index != kTVMFFIInt) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "add_one(int) takes one int");
+    return -1;
+  }
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = args[0].v_int64 + 1;
   return 0;
 }
 """
 
-# A stand-in for apache-tvm-ffi's libtvm_ffi.so.
-RUNTIME = r"""
-extern "C" __attribute__((visibility("default")))
-int TVMFFIErrorSetRaisedFromCStr(const char*, const char*) { return -1; }
-"""
+
+def test_an_apache_style_library_loads_and_runs(build_library, tmp_path):
+    lib = build_library("apache_linked", APACHE_STYLE, out=tmp_path / "libapache_linked.so")
+    assert _old_abi.old_abi_evidence(str(lib)) is None
+    mod = tvm_ffi.load_module(lib)
+    assert mod.add_one(41) == 42
+    where = f" (in function 'add_one' of library '{lib}')"
+    with pytest.raises(TypeError) as info:
+        mod.add_one("x")
+    assert str(info.value) == f"add_one(int) takes one int{where}"
+    assert tvm_ffi.load_module(str(lib), keep_module_alive=False) is mod
 
 
-def _message(path, evidence: str) -> str:
-    return re.escape(
-        f"cannot load library '{path}': it was built against apache-tvm-ffi's binary ABI "
-        f"({evidence}). tvm-ffi-cubin runs apache-tvm-ffi's source code, not its binaries: "
-        "rebuild the library from its sources with this package (tvm_ffi.cpp.load / "
-        "tvm_ffi.cpp.build, or CMake's find_package(tvm_ffi))"
-    )
+def test_a_library_built_with_apache_headers_loads_and_runs(tmp_path):
+    from helpers import SOURCES, apache_wheel
 
-
-@pytest.fixture
-def runtime_dir(build_library, tmp_path):
-    folder = tmp_path / "apache_lib"
-    folder.mkdir()
-    build_library("fake_runtime", RUNTIME, out=folder / "libtvm_ffi.so")
-    return folder
-
-
-def test_linked_against_libtvm_ffi_and_loadable(build_library, runtime_dir, tmp_path):
-    # The runtime is found through its rpath; the check comes before the dynamic loader.
-    lib = build_library(
-        "apache_linked",
-        APACHE_STYLE,
-        out=tmp_path / "libapache_linked.so",
-        # --no-as-needed: the fixture puts flags before the source, where -l would be dropped.
-        flags=[f"-L{runtime_dir}", "-Wl,--no-as-needed", "-ltvm_ffi", f"-Wl,-rpath,{runtime_dir}"],
-    )
-    evidence = (
-        "it links libtvm_ffi.so and it calls TVMFFIErrorSetRaisedFromCStr from "
-        "apache-tvm-ffi's runtime"
-    )
-    with pytest.raises(OSError, match=f"^{_message(lib, evidence)}$"):
-        tvm_ffi.load_module(lib)
-    with pytest.raises(OSError, match=f"^{_message(lib, evidence)}$"):
-        tvm_ffi.load_module(str(lib), keep_module_alive=False)
-    # The loader alone fails obscurely: our libtvm_ffi.so, loaded first, has the same soname,
-    # so it stands for the needed runtime, and it lacks apache's functions.
-    from tvm_ffi import _core
-
-    with pytest.raises(OSError, match=r"undefined symbol: TVMFFIErrorSetRaisedFromCStr$"):
-        _core.load_module(str(lib))
-
-
-def test_only_calling_into_the_runtime(build_library, tmp_path):
-    # No DT_NEEDED (as when libtvm_ffi.so was preloaded): dlopen refuses the undefined symbol.
-    lib = build_library("apache_unlinked", APACHE_STYLE, out=tmp_path / "libapache.so")
-    evidence = "it calls TVMFFIErrorSetRaisedFromCStr from apache-tvm-ffi's runtime"
-    with pytest.raises(OSError, match=f"^{_message(lib, evidence)}$"):
-        tvm_ffi.load_module(lib)
-
-
-def test_a_library_replaced_in_place_is_checked_again(build_library, tmp_path):
-    path = tmp_path / "libswap.so"
-    build_library("ours", '#include <tvm/ffi/function.h>\nint v() { return 1; }\n'
-                  "TVM_FFI_DLL_EXPORT_TYPED_FUNC(v, v);\n", out=path)  # fmt: skip
-    assert tvm_ffi.load_module(path).v() == 1
-    build_library("apache_swap", APACHE_STYLE, out=path)
-    evidence = "it calls TVMFFIErrorSetRaisedFromCStr from apache-tvm-ffi's runtime"
-    with pytest.raises(OSError, match=f"^{_message(path, evidence)}$"):
-        tvm_ffi.load_module(path)
+    wheel = apache_wheel.fetch_wheel()
+    if wheel is None:
+        pytest.skip("apache-tvm-ffi's wheel cannot be had (no network, no cached wheel)")
+    source = SOURCES.parent / "abi" / "pycore" / "echo_lib.cc"
+    lib = apache_wheel.build_library(wheel, source, tmp_path / "libecho.so")
+    assert _old_abi.old_abi_evidence(str(lib)) is None
+    mod = tvm_ffi.load_module(lib)  # its DT_NEEDED libtvm_ffi.so is ours, already loaded
+    assert mod.add_int(2, 3) == 5
+    assert "add_int" in mod.functions
 
 
 def test_our_own_libraries_and_other_files_show_no_evidence(build_library, tmp_path):
@@ -98,8 +62,8 @@ def test_our_own_libraries_and_other_files_show_no_evidence(build_library, tmp_p
         "TVM_FFI_DLL_EXPORT_TYPED_FUNC(n, n);\n",
         out=tmp_path / "libours.so",
     )
-    assert _apache_abi.apache_evidence(str(ours)) is None
+    assert _old_abi.old_abi_evidence(str(ours)) is None
     (tmp_path / "text.so").write_text("not a library")
-    assert _apache_abi.apache_evidence(str(tmp_path / "text.so")) is None
+    assert _old_abi.old_abi_evidence(str(tmp_path / "text.so")) is None
     with pytest.raises(OSError, match=r"^cannot load library '.*text\.so': "):
         tvm_ffi.load_module(tmp_path / "text.so")  # the loader's own reason, unchanged

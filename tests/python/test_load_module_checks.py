@@ -23,16 +23,14 @@ import tvm_ffi
 SOURCE = r"""
 #include <tvm/ffi/c_api.h>
 extern "C" __attribute__((visibility("default"))) int __tvm_ffi_version(
-    const TVMFFICallContext*, const TVMFFIAny*, int32_t n, TVMFFIResult* r) {
-  static TVMFFIFunctionInfo info = {TVM_FFI_ABI_VERSION, 0, "version", "version() -> int"};
-  r->owner = 0;
-  if (n == TVM_FFI_QUERY_INFO) {
-    r->value.type_code = kTVMFFIOpaquePtr;
-    r->value.v_ptr = &info;
-    return 0;
+    void*, const TVMFFIAny*, int32_t n, TVMFFIAny* r) {
+  if (n != 0) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "version() takes no arguments");
+    return -1;
   }
-  r->value.type_code = kTVMFFIInt;
-  r->value.v_int64 = VERSION;
+  r->type_index = kTVMFFIInt;
+  r->zero_padding = 0;
+  r->v_int64 = VERSION;
   return 0;
 }
 // Bulk, so that the library is larger than every truncation below.

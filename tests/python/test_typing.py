@@ -126,7 +126,7 @@ def test_mypy_sees_the_types(tmp_path):
     lines = [line.removeprefix("probe.py:") for line in proc.stdout.splitlines()]
     lines = [line.split(": ", 1)[-1] for line in lines]
     assert lines == [
-        'note: Revealed type is "tvm_ffi._core.Module"',
+        'note: Revealed type is "tvm_ffi.module.Module"',
         'note: Revealed type is "tvm_ffi._core.Function"',
         'note: Revealed type is "int"',
         'note: Revealed type is "list[str]"',

@@ -217,6 +217,13 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
   switch (entry->kind) {
     case Kind::kHandle: {
       TVMFFIObject* handle = WrapperHandle(obj);
+      if (handle == nullptr && PyObject_TypeCheck(obj, g_object_type)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the %s object was never constructed (its __init__ did not call "
+                     "__ffi_init__)",
+                     ArgLabel(frame), _PyType_Name(Py_TYPE(obj)));
+        return -1;
+      }
       if (handle == nullptr) {
         PyErr_Format(PyExc_ValueError, "%s: the %s is empty (no handle)", ArgLabel(frame),
                      Py_TYPE(obj)->tp_name);

@@ -101,6 +101,9 @@ struct FunctionObject {
   uint64_t view_params;  // bit i: parameter i is a DLTensor* (TensorView) per the metadata
   PyObject* name;        // str or NULL: for messages
   PyObject* library;     // str or NULL: the library the function came from
+  PyObject* signature;   // str or NULL: "add(int, int) -> int", from the export's metadata
+  int num_args;          // from the metadata; -1: not stated (any number)
+  PyObject* doc;         // an assigned __doc__ (any object: the type takes part in GC), or NULL
 };
 
 // tvm_ffi_next.Object and its subclasses (Tensor, Module): one owned handle.
@@ -117,6 +120,24 @@ extern PyTypeObject* g_tensor_type;
 extern PyTypeObject* g_module_type;
 
 int InitFunctionType(PyObject* module);
+// The wrapper types' specs (tensor_type.cc, module_type.cc), made by InitObjectTypes.
+extern PyType_Spec kTensorSpec;
+extern PyType_Spec kModuleSpec;
+/*! \brief Object(): an unconstructed object of a subclass (object_classes.cc). */
+PyObject* ObjectNew(PyTypeObject* type, PyObject* args, PyObject* kwargs);
+/*! \brief Attributes, then the type's registered methods (bound to the object). */
+PyObject* ObjectGetAttr(PyObject* self, PyObject* name);
+/*! \brief Object.__ffi_init__(*args): constructs through the type's "__ffi_init__". */
+PyObject* FfiInit(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
+/*! \brief _register_object_class(type_key, cls). */
+PyObject* RegisterObjectClass(PyObject* module, PyObject* const* args, Py_ssize_t nargs);
+// Function's signature attributes (function_info.cc).
+extern PyGetSetDef kFunctionInfoGetSet[];
+/*! \brief The signature text: the metadata's, else the name. New reference. */
+PyObject* FunctionSignatureText(PyObject* function);
+/*! \brief Reads an export's metadata JSON into the function: TensorView parameters,
+ *  signature text and argument count. Metadata that cannot be read only costs them. */
+void ReadFunctionMetadata(PyObject* function, PyObject* metadata);
 int InitObjectTypes(PyObject* module);
 
 /*! \brief A Function taking ownership of `handle` (a FunctionObj); NULL with an error set. */
@@ -125,6 +146,11 @@ PyObject* NewFunction(TVMFFIObject* handle, PyObject* name, PyObject* library);
 PyObject* NewObjectWrapper(PyTypeObject* type, TVMFFIObject* handle);
 /*! \brief The handle behind one of our wrappers (Function or Object), or NULL. */
 TVMFFIObject* WrapperHandle(PyObject* obj);
+/*! \brief A wrapper of the class registered for the object's type (or an ancestor's); takes
+ *  ownership of `handle`. */
+PyObject* WrapObject(TVMFFIObject* handle);
+/*! \brief The Module class (a registered subclass of Module, else Module); borrowed. */
+PyTypeObject* ModuleClass();
 
 // ---- calls ------------------------------------------------------------------------------------
 struct PooledTensor;
@@ -226,6 +252,8 @@ struct StreamScope {
 void InitLazyStream();
 /*! \brief Whether calls run in lazy stream frames (our runtime). */
 bool LazyStreamEnabled();
+/*! \brief Whether push_raw_stream set this thread's stream for the device (the call keeps it). */
+bool RawStreamPushed(int32_t device_type, int32_t device_id);
 
 // ---- errors (errors.cc) -----------------------------------------------------------------------
 /*! \brief Replaces the kind -> class table consulted before the builtins (a dict, or None). */

@@ -20,6 +20,14 @@ struct LazyFrameHook {
 };
 LazyFrameHook g_lazy_frame;
 
+// push_raw_stream's entries on this thread: the device and the stream it replaced.
+struct RawStream {
+  int32_t device_type;
+  int32_t device_id;
+  void* previous;
+};
+thread_local std::vector<RawStream> t_raw_streams;
+
 // The producer's current stream for CUDA device `device_id`: 0, or -1 with a Python error set
 // (the producer's own, else one naming what failed).
 int CurrentWorkStream(const ExchangeApi* api, int32_t device_id, void** stream) {
@@ -67,8 +75,65 @@ void InitLazyStream() {
 
 bool LazyStreamEnabled() { return g_lazy_frame.push != nullptr; }
 
+bool RawStreamPushed(int32_t device_type, int32_t device_id) {
+  for (const RawStream& r : t_raw_streams) {
+    if (r.device_type == device_type && r.device_id == device_id) return true;
+  }
+  return false;
+}
+
+// push_raw_stream(device_type, device_id, stream): the runtime's stream for the device on this
+// thread until pop_raw_stream; calls keep it instead of asking the tensors' framework.
+PyObject* PushRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_Format(PyExc_TypeError, "push_raw_stream() takes (device_type, device_id, stream)");
+    return nullptr;
+  }
+  const long device_type = PyLong_AsLong(args[0]);
+  const long device_id = PyLong_AsLong(args[1]);
+  void* stream = PyLong_AsVoidPtr(args[2]);
+  if (PyErr_Occurred()) return nullptr;
+  RawStream entry{static_cast<int32_t>(device_type), static_cast<int32_t>(device_id), nullptr};
+  if (TVMFFIEnvSetStream(entry.device_type, entry.device_id, stream, &entry.previous) != 0) {
+    RaiseCallError(-1, "push_raw_stream", nullptr);
+    return nullptr;
+  }
+  t_raw_streams.push_back(entry);
+  Py_RETURN_NONE;
+}
+
+PyObject* PopRawStream(PyObject*, PyObject*) {
+  if (t_raw_streams.empty()) {
+    PyErr_SetString(PyExc_ValueError, "pop_raw_stream: no raw stream is set");
+    return nullptr;
+  }
+  const RawStream entry = t_raw_streams.back();
+  t_raw_streams.pop_back();
+  if (TVMFFIEnvSetStream(entry.device_type, entry.device_id, entry.previous, nullptr) != 0) {
+    RaiseCallError(-1, "pop_raw_stream", nullptr);
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+// The stream a call on this thread sees for the device: the runtime's (a pushed raw stream).
+PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "get_raw_stream() takes (device_type, device_id)");
+    return nullptr;
+  }
+  const long device_type = PyLong_AsLong(args[0]);
+  const long device_id = PyLong_AsLong(args[1]);
+  if (PyErr_Occurred()) return nullptr;
+  void* stream = TVMFFIEnvGetStream(static_cast<int32_t>(device_type),
+                                    static_cast<int32_t>(device_id));
+  return PyLong_FromVoidPtr(stream);
+}
+
 int StreamScope::Enter(const ArgFrame& frame) {
   if (frame.cuda_device < 0) return 0;  // CPU-only calls: nothing to do, no query
+  // A raw stream pushed for the device is the one the call sees (use_raw_stream).
+  if (!t_raw_streams.empty() && RawStreamPushed(kDLCUDA, frame.cuda_device)) return 0;
   api = frame.stream_api;
   if (g_lazy_frame.push != nullptr) {
     provider = TVMFFICubinStreamProvider{this, &ProvideStream};

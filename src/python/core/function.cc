@@ -5,6 +5,7 @@
 #include <structmember.h>
 
 #include "core.h"
+#include "cuda_guard.h"
 
 namespace tvm_ffi_next {
 
@@ -50,6 +51,10 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
     frame.position = static_cast<int>(i + 1);
     if (ConvertArg(&frame, args[i], &packed[i], &views[i], 0) != 0) return nullptr;
   }
+  // A CUDA tensor's device is current for the call, as in torch ops (no driver: no real CUDA
+  // tensor either, so nothing to switch).
+  CudaDeviceGuard guard;
+  if (frame.cuda_device >= 0 && !guard.Enter(frame.cuda_device, false)) return nullptr;
   StreamScope stream;
   if (stream.Enter(frame) != 0) return nullptr;
   TVMFFIAny result;
@@ -80,12 +85,27 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   return out;
 }
 
+// An assigned __doc__ may be any object, also one that refers back to the function.
+int FunctionTraverse(PyObject* self_obj, visitproc visit, void* arg) {
+  Py_VISIT(reinterpret_cast<FunctionObject*>(self_obj)->doc);
+  Py_VISIT(Py_TYPE(self_obj));
+  return 0;
+}
+
+int FunctionClear(PyObject* self_obj) {
+  Py_CLEAR(reinterpret_cast<FunctionObject*>(self_obj)->doc);
+  return 0;
+}
+
 void FunctionDealloc(PyObject* self_obj) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
   PyTypeObject* type = Py_TYPE(self_obj);
+  PyObject_GC_UnTrack(self_obj);
+  Py_CLEAR(self->doc);
   DecRef(self->handle);
   Py_XDECREF(self->name);
   Py_XDECREF(self->library);
+  Py_XDECREF(self->signature);
   type->tp_free(self_obj);
   Py_DECREF(type);  // instances of a heap type own a reference to it
 }
@@ -104,14 +124,28 @@ PyObject* FunctionNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->view_params = 0;
   self->name = nullptr;
   self->library = nullptr;
+  self->signature = nullptr;
+  self->num_args = -1;
+  self->doc = nullptr;
   return reinterpret_cast<PyObject*>(self);
 }
 
 PyObject* FunctionRepr(PyObject* self_obj) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
   if (self->handle == nullptr) return PyUnicode_FromString("<tvm_ffi.Function (empty)>");
-  if (self->name != nullptr) return PyUnicode_FromFormat("<tvm_ffi.Function %U>", self->name);
-  return PyUnicode_FromFormat("<tvm_ffi.Function at %p>", self->handle);
+  if (self->name == nullptr) {  // a function object: its type key, as for any object
+    const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(self->handle->type_index);
+    PyObject* key = PyUnicode_FromStringAndSize(info->type_key.data,
+                                                static_cast<Py_ssize_t>(info->type_key.size));
+    PyObject* out = key != nullptr ? PyUnicode_FromFormat("<tvm_ffi.Function %U>", key) : nullptr;
+    Py_XDECREF(key);
+    return out;
+  }
+  PyObject* signature = FunctionSignatureText(self_obj);
+  if (signature == nullptr) return nullptr;
+  PyObject* out = PyUnicode_FromFormat("<tvm_ffi.Function %U>", signature);
+  Py_DECREF(signature);
+  return out;
 }
 
 PyObject* ChandleMethod(PyObject* self, PyObject*) {
@@ -133,8 +167,11 @@ PyObject* MoveHandleFrom(PyObject* self_obj, PyObject* other_obj) {
   other->handle = nullptr;
   Py_XSETREF(self->name, other->name);
   Py_XSETREF(self->library, other->library);
+  Py_XSETREF(self->signature, other->signature);
+  self->num_args = other->num_args;
   other->name = nullptr;
   other->library = nullptr;
+  other->signature = nullptr;
   DecRef(old);
   Py_RETURN_NONE;
 }
@@ -301,7 +338,6 @@ PyMethodDef kFunctionMethods[] = {
 
 PyMemberDef kFunctionMembers[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(FunctionObject, vectorcall), READONLY, nullptr},
-    {"__name__", T_OBJECT, offsetof(FunctionObject, name), READONLY, nullptr},
     {"library", T_OBJECT, offsetof(FunctionObject, library), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr},
 };
@@ -309,10 +345,13 @@ PyMemberDef kFunctionMembers[] = {
 PyType_Slot kFunctionSlots[] = {
     {Py_tp_new, reinterpret_cast<void*>(FunctionNew)},
     {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(FunctionTraverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(FunctionClear)},
     {Py_tp_repr, reinterpret_cast<void*>(FunctionRepr)},
     {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
     {Py_tp_methods, kFunctionMethods},
     {Py_tp_members, kFunctionMembers},
+    {Py_tp_getset, kFunctionInfoGetSet},
     {0, nullptr},
 };
 
@@ -320,7 +359,7 @@ PyType_Spec kFunctionSpec = {
     "tvm_ffi.Function",
     sizeof(FunctionObject),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
     kFunctionSlots,
 };
 

@@ -1,27 +1,31 @@
-// The module `_core_next`: the Python core on the tvm-ffi C ABI, built beside today's core
-// until the switch. pybind11 creates the module; the types are CPython heap types.
+// The module `tvm_ffi._core`: the Python core on the tvm-ffi C ABI (tests/abi builds the same
+// sources as `_core_next`). pybind11 creates the module; the types are CPython heap types.
 #include <pybind11/pybind11.h>
 
 #include "core.h"
 
 namespace tvm_ffi_next {
 
-PyObject* LoadModule(PyObject*, PyObject* path);
+// Defined beside what they serve (module_type.cc, tensor_type.cc, globals.cc, env.cc,
+// image_reader.cc); only this table names them.
+PyObject* LoadModule(PyObject*, PyObject* const* args, Py_ssize_t nargs);
+PyObject* FromDLPack(PyObject*, PyObject* obj);
+PyObject* GetGlobalFunc(PyObject*, PyObject* name);
+PyObject* RegisterGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs);
+PyObject* ListGlobalFuncNames(PyObject*, PyObject*);
+PyObject* ParseDType(PyObject*, PyObject* text);
+PyObject* FormatDType(PyObject*, PyObject* const* args, Py_ssize_t nargs);
+PyObject* SetDTypeClass(PyObject*, PyObject* cls);
+PyObject* PushRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs);
+PyObject* PopRawStream(PyObject*, PyObject*);
+PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs);
+void RegisterImageReader(pybind11::module_& m);
 
 namespace {
 
-PyObject* GetGlobalFunc(PyObject*, PyObject* name) {
-  const char* text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
-  if (text == nullptr) {
-    if (!PyErr_Occurred()) {
-      PyErr_Format(PyExc_TypeError, "get_global_func() expects a str, got %s",
-                   Py_TYPE(name)->tp_name);
-    }
-    return nullptr;
-  }
-  TVMFFIObject* handle = GetGlobal(text);
-  if (handle == nullptr) Py_RETURN_NONE;
-  return NewFunction(handle, name, nullptr);
+template <typename F>
+PyCFunction Fast(F f) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(f));
 }
 
 PyObject* SetErrorTableMethod(PyObject*, PyObject* table) { return SetErrorTable(table); }
@@ -37,12 +41,27 @@ PyObject* RegisterErrorMethod(PyObject*, PyObject* const* args, Py_ssize_t nargs
 PyObject* ErrorClassMethod(PyObject*, PyObject* kind) { return ErrorClass(kind); }
 
 PyMethodDef kModuleFunctions[] = {
-    {"load_module", LoadModule, METH_O, "load_module(path) -> Module, via ffi.ModuleLoadFromFile."},
-    {"get_global_func", GetGlobalFunc, METH_O, "The runtime's global function, or None."},
-    {"set_error_table", SetErrorTableMethod, METH_O,
+    {"load_module", Fast(LoadModule), METH_FASTCALL,
+     "load_module(path, shown_path=None) -> Module, via ffi.ModuleLoadFromFile."},
+    {"from_dlpack", FromDLPack, METH_O, "A Tensor sharing the memory of a DLPack producer."},
+    {"_get_global_func", GetGlobalFunc, METH_O, "The runtime's global function, or None."},
+    {"_register_global_func", Fast(RegisterGlobalFunc), METH_FASTCALL,
+     "_register_global_func(name, f, override) -> the Function registered."},
+    {"_list_global_func_names", ListGlobalFuncNames, METH_NOARGS, "Global names, sorted."},
+    {"_register_object_class", Fast(RegisterObjectClass), METH_FASTCALL,
+     "_register_object_class(type_key, cls): wrap objects of that type (and subtypes) in cls."},
+    {"_parse_dtype", ParseDType, METH_O, "(code, bits, lanes) of a data type's string form."},
+    {"_format_dtype", Fast(FormatDType), METH_FASTCALL,
+     "The string form of (code, bits, lanes), or None when it has none."},
+    {"_set_dtype_class", SetDTypeClass, METH_O, "Make instances of `cls` convert as data types."},
+    {"push_raw_stream", Fast(PushRawStream), METH_FASTCALL,
+     "push_raw_stream(device_type, device_id, stream): this thread's stream until pop."},
+    {"pop_raw_stream", PopRawStream, METH_NOARGS, "Undo the innermost push_raw_stream."},
+    {"get_raw_stream", Fast(GetRawStream), METH_FASTCALL,
+     "get_raw_stream(device_type, device_id): the stream calls on this thread see."},
+    {"_set_error_table", SetErrorTableMethod, METH_O,
      "set_error_table(dict | None): error kind -> exception class, consulted before builtins."},
-    {"_register_error", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(RegisterErrorMethod)),
-     METH_FASTCALL,
+    {"_register_error", Fast(RegisterErrorMethod), METH_FASTCALL,
      "_register_error(kind, cls): raise `kind` as `cls`; send `cls` from callbacks as `kind`."},
     {"_error_class", ErrorClassMethod, METH_O, "The class an error of `kind` is raised as."},
     {nullptr, nullptr, 0, nullptr},
@@ -70,4 +89,5 @@ PYBIND11_MODULE(TVM_FFI_PYCORE_NAME, m) {
       PyModule_AddFunctions(module, kModuleFunctions) != 0) {
     throw pybind11::error_already_set();
   }
+  RegisterImageReader(m);
 }

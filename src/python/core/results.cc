@@ -123,7 +123,7 @@ PyObject* ObjectToPython(TVMFFIObject* obj, ArgFrame* frame, int depth) {
     case kTVMFFIFunction:
       return NewFunction(obj, nullptr, nullptr);  // takes the reference
     case kTVMFFIModule:
-      return NewObjectWrapper(g_module_type, obj);
+      return NewObjectWrapper(ModuleClass(), obj);
     case kTVMFFITensor:
       // One of the call's own tensors comes back as the caller's object.
       for (int i = 0; frame != nullptr && i < frame->tensors.size(); ++i) {
@@ -134,7 +134,7 @@ PyObject* ObjectToPython(TVMFFIObject* obj, ArgFrame* frame, int depth) {
       }
       return TensorToPython(obj, frame != nullptr ? frame->tensor_api : nullptr);
     default:
-      return NewObjectWrapper(g_object_type, obj);
+      return WrapObject(obj);
   }
   TVMFFIObjectDecRef(obj);
   return out;

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
 namespace {
 
 // Driver types reduced to what their ABI is: CUresult is an int enum, CUcontext a pointer,
@@ -116,4 +116,4 @@ void CudaDeviceGuard::Restore() {
   switched_ = false;
 }
 
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next

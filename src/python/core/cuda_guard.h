@@ -3,12 +3,12 @@
  * do. Uses the driver API through dlopen("libcuda.so.1") on first need, so the extension
  * has no link-time CUDA dependency and CPU-only calls never touch it.
  */
-#ifndef TVM_FFI_PY_CUDA_GUARD_H_
-#define TVM_FFI_PY_CUDA_GUARD_H_
+#ifndef TVM_FFI_PYCORE_CUDA_GUARD_H_
+#define TVM_FFI_PYCORE_CUDA_GUARD_H_
 
 #include <cstdint>
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
 
 class CudaDeviceGuard {
  public:
@@ -41,6 +41,6 @@ class CudaDeviceGuard {
   bool switched_ = false;
 };
 
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next
 
-#endif  // TVM_FFI_PY_CUDA_GUARD_H_
+#endif  // TVM_FFI_PYCORE_CUDA_GUARD_H_

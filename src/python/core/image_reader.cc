@@ -3,7 +3,13 @@
 // exactly as CubinModule does when it loads it (python/tvm_ffi/utils/_image.py wraps these).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+// The launcher headers (include/tvm/ffi/extra/cuda) come with the switch's header port; until
+// they are in include/, the core has no image reader.
+#if __has_include(<tvm/ffi/extra/cuda/detail/cubin_image.h>)
 #include <tvm/ffi/extra/cuda/detail/cubin_image.h>
+#define TVM_FFI_PYCORE_IMAGE_READER 1
+#endif
 
 #include <string>
 #include <utility>
@@ -11,10 +17,11 @@
 
 namespace py = pybind11;
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
+#ifdef TVM_FFI_PYCORE_IMAGE_READER
 namespace {
 
-namespace detail = tvm::ffi::detail;
+namespace detail = tvm::ffi::details;
 
 /*! \brief The bytes of a bytes-like object, read in place (no copy of a large fatbin). */
 class ByteView {
@@ -60,5 +67,8 @@ void RegisterImageReader(py::module_& m) {
   m.def("inspect_image", &InspectImage, py::arg("data"),
         "(kind, [(entry kind, arch), ...]) of a checked image; ValueError says what is wrong.");
 }
+#else
+void RegisterImageReader(py::module_&) {}
+#endif
 
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next

@@ -1,0 +1,203 @@
+// Python classes for the runtime's object types (tvm_ffi.register_object): the class registered
+// for a type key (or its nearest registered ancestor's) wraps results of that type;
+// `__ffi_init__` constructs through the type's registered "__ffi_init__" method; unknown
+// attributes are the type's registered methods (TVMFFITypeInfo.methods, ancestors included).
+#include "core.h"
+
+namespace tvm_ffi_next {
+namespace {
+
+PyObject* g_classes = nullptr;           // dict: type key -> class
+std::vector<PyTypeObject*> g_by_index;  // borrowed from g_classes; NULL: not resolved yet
+
+PyObject* KeyOf(const TVMFFITypeInfo* info) {
+  return PyUnicode_DecodeUTF8(info->type_key.data, static_cast<Py_ssize_t>(info->type_key.size),
+                              "replace");
+}
+
+PyTypeObject* BuiltinClass(int32_t index) {
+  if (index == kTVMFFITensor) return g_tensor_type;
+  if (index == kTVMFFIModule) return g_module_type;
+  return g_object_type;
+}
+
+// The class for a type index: its own key's, else the nearest ancestor's, else the builtin one.
+PyTypeObject* ClassForIndex(int32_t index) {
+  if (index >= 0 && static_cast<size_t>(index) < g_by_index.size() && g_by_index[index]) {
+    return g_by_index[index];
+  }
+  PyTypeObject* found = nullptr;
+  const TVMFFITypeInfo* info = g_classes != nullptr ? TVMFFIGetTypeInfo(index) : nullptr;
+  for (int32_t depth = info != nullptr ? info->type_depth : -1; depth >= 0 && !found; --depth) {
+    const TVMFFITypeInfo* at = depth == info->type_depth ? info : info->type_ancestors[depth];
+    PyObject* key = at != nullptr ? KeyOf(at) : nullptr;
+    PyObject* cls = key != nullptr ? PyDict_GetItemWithError(g_classes, key) : nullptr;
+    Py_XDECREF(key);
+    if (cls != nullptr) found = reinterpret_cast<PyTypeObject*>(cls);
+  }
+  PyErr_Clear();
+  if (found == nullptr) found = BuiltinClass(index);
+  if (index >= 0 && index < (1 << 20)) {
+    if (static_cast<size_t>(index) >= g_by_index.size()) g_by_index.resize(index + 1, nullptr);
+    g_by_index[index] = found;
+  }
+  return found;
+}
+
+// The registered member `name` of the object's type or an ancestor; NULL when none.
+const TVMFFIMethodInfo* FindMethod(int32_t index, const char* name, bool own_type_only) {
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
+  const size_t size = std::strlen(name);
+  for (int32_t depth = info != nullptr ? info->type_depth : -1; depth >= 0; --depth) {
+    const TVMFFITypeInfo* at = depth == info->type_depth ? info : info->type_ancestors[depth];
+    for (int32_t i = 0; at != nullptr && i < at->num_methods; ++i) {
+      const TVMFFIMethodInfo& m = at->methods[i];
+      if (m.name.size == size && std::memcmp(m.name.data, name, size) == 0 &&
+          m.method.type_index == kTVMFFIFunction) {
+        return &m;
+      }
+    }
+    if (own_type_only) break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
+  // Any arguments: they are __init__'s (sglang's lazy __new__ forwards them here).
+  if (PyType_IsSubtype(type, g_tensor_type) || PyType_IsSubtype(type, g_module_type)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s objects come from the runtime (load_module, from_dlpack, results), not "
+                 "from a constructor",
+                 type->tp_name);
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<ObjectWrapper*>(type->tp_alloc(type, 0));
+  if (self == nullptr) return nullptr;
+  self->handle = nullptr;
+  self->extra = nullptr;
+  self->functions = nullptr;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+PyObject* FfiInit(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs) {
+  PyTypeObject* type = Py_TYPE(self_obj);
+  PyObject* key = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__tvm_ffi_type_key__");
+  if (key == nullptr || !PyUnicode_Check(key)) {
+    Py_XDECREF(key);
+    PyErr_Format(PyExc_TypeError,
+                 "__ffi_init__: class %s has no C++ type; decorate it with "
+                 "@tvm_ffi.register_object(\"<type key>\")",
+                 type->tp_name);
+    return nullptr;
+  }
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(key, &size);
+  TVMFFIByteArray array{text, static_cast<size_t>(size)};
+  int32_t index = -1;
+  const TVMFFIMethodInfo* init = nullptr;
+  if (text != nullptr && TVMFFITypeKeyToIndex(&array, &index) == 0) {
+    init = FindMethod(index, "__ffi_init__", true);
+  } else {
+    TVMFFIObjectHandle error = nullptr;  // an unknown key: said below
+    TVMFFIErrorMoveFromRaised(&error);
+    DecRef(static_cast<TVMFFIObject*>(error));
+  }
+  if (init == nullptr) {
+    PyErr_Format(PyExc_TypeError,
+                 "__ffi_init__: type '%U' has no registered constructor (no loaded library "
+                 "registered it, or it has no __ffi_init__)",
+                 key);
+    Py_DECREF(key);
+    return nullptr;
+  }
+  Py_DECREF(key);
+  TVMFFIObjectIncRef(init->method.v_obj);
+  PyObject* name = PyUnicode_FromString("__ffi_init__");
+  PyObject* ctor = NewFunction(init->method.v_obj, name, nullptr);
+  Py_XDECREF(name);
+  PyObject* made = ctor != nullptr ? PyObject_Vectorcall(ctor, args, nargs, nullptr) : nullptr;
+  Py_XDECREF(ctor);
+  if (made == nullptr) return nullptr;
+  TVMFFIObject* handle = WrapperHandle(made);
+  if (handle == nullptr) {
+    PyErr_Format(PyExc_TypeError, "__ffi_init__ of %s returned %s, not an object",
+                 type->tp_name, Py_TYPE(made)->tp_name);
+    Py_DECREF(made);
+    return nullptr;
+  }
+  TVMFFIObjectIncRef(handle);
+  Py_DECREF(made);
+  auto* self = reinterpret_cast<ObjectWrapper*>(self_obj);
+  TVMFFIObject* old = self->handle;
+  self->handle = handle;
+  DecRef(old);
+  Py_RETURN_NONE;
+}
+
+PyObject* ObjectGetAttr(PyObject* self, PyObject* name) {
+  PyObject* found = PyObject_GenericGetAttr(self, name);
+  TVMFFIObject* handle = reinterpret_cast<ObjectWrapper*>(self)->handle;
+  if (found != nullptr || handle == nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    return found;
+  }
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+  if (text == nullptr) return nullptr;
+  if (static_cast<size_t>(size) != std::strlen(text)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_AttributeError,
+                 "'%s' object has no attribute %R (the name holds a NUL byte)",
+                 Py_TYPE(self)->tp_name, name);
+    return nullptr;
+  }
+  const TVMFFIMethodInfo* method = FindMethod(handle->type_index, text, false);
+  if (method == nullptr) return nullptr;  // keep the AttributeError
+  PyErr_Clear();
+  TVMFFIObjectIncRef(method->method.v_obj);
+  PyObject* func = NewFunction(method->method.v_obj, name, nullptr);
+  if (func == nullptr || (method->flags & kTVMFFIFieldFlagBitMaskIsStaticMethod) != 0) return func;
+  PyObject* bound = PyMethod_New(func, self);
+  Py_DECREF(func);
+  return bound;
+}
+
+PyObject* RegisterObjectClass(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyType_Check(args[1]) ||
+      !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(args[1]), g_object_type)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "_register_object_class(type_key, cls) takes a str and a subclass of "
+                    "tvm_ffi.Object");
+    return nullptr;
+  }
+  if (g_classes == nullptr && (g_classes = PyDict_New()) == nullptr) return nullptr;
+  if (PyDict_SetItem(g_classes, args[0], args[1]) != 0) return nullptr;
+  g_by_index.clear();  // a new class may be the nearest one of types resolved before
+  Py_RETURN_NONE;
+}
+
+PyTypeObject* ModuleClass() {
+#ifndef TVM_FFI_PYCORE_NAME
+  // The package's own core: modules are tvm_ffi.module.Module (it registers itself on import),
+  // also those a function returns before anything imported tvm_ffi.module.
+  static bool imported = false;
+  if (!imported) {
+    imported = true;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject* module = PyImport_ImportModule("tvm_ffi.module");
+    Py_XDECREF(module);
+    PyErr_Clear();  // without it modules stay tvm_ffi._core.Module: usable, unlisted
+    PyErr_Restore(type, value, traceback);
+  }
+#endif
+  return ClassForIndex(kTVMFFIModule);
+}
+
+PyObject* WrapObject(TVMFFIObject* handle) {
+  PyTypeObject* type = ClassForIndex(handle->type_index);
+  return NewObjectWrapper(type, handle);
+}
+
+}  // namespace tvm_ffi_next
