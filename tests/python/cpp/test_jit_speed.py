@@ -220,7 +220,7 @@ print(sorted(build_only & (set(sys.modules) - before)))
 """
 
 # Exactly what a cache hit imports of ours: no tool discovery (_toolchain, _arch, _cuda_toolkit,
-# _ninja, _cached_build), no load_module checks for foreign libraries (module, _apache_abi)
+# _ninja, _cached_build), no load_module checks for foreign libraries (module, _old_abi)
 # and no logging glue (_log).
 HIT_MODULES = (
     "['tvm_ffi', 'tvm_ffi._core', 'tvm_ffi._elf', 'tvm_ffi._private_dir', "
