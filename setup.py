@@ -132,10 +132,12 @@ def _is_gcc(compiler: str) -> bool:
     return "#define __GNUC__ " in macros and "__clang__" not in macros
 
 
-def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
+def build_jit_prebuilt(out_dir: str, work_dir: str, runtime_dir: str | None = None) -> list[str]:
     """Compile the JIT's prebuilt files into ``out_dir`` (objects in ``work_dir``); returns
     the files written. The precompiled header is left out with a compiler other than GCC,
-    and when TVM_FFI_PREBUILT_PCH=0 (a wheel for other machines, whose GCC would differ)."""
+    and when TVM_FFI_PREBUILT_PCH=0 (a wheel for other machines, whose GCC would differ).
+    ``runtime_dir``: the folder of the libtvm_ffi.so the JIT's modules link (the linker
+    probe links the launcher object as they do)."""
     prebuilt = _load_jit_module("_prebuilt")
     prelude = _load_jit_module("_spec").PRELUDE_INCLUDES
     launcher, compiler = _jit_compiler()
@@ -186,7 +188,7 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
         os.unlink(f"{header}.gch")  # another build's: never beside a header it was not made for
     st = os.stat(compiler)
     stamp = {
-        "linker": _working_linker(prebuilt.LINKERS, compiler, obj, work_dir),
+        "linker": _working_linker(prebuilt.LINKERS, compiler, obj, work_dir, runtime_dir),
         "headers": prebuilt.headers_digest(include),
         "compiler": os.path.realpath(compiler),
         "compiler_stamp": [st.st_size, st.st_mtime_ns],
@@ -201,15 +203,19 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     return [*written, path]
 
 
-def _working_linker(linkers, compiler: str, obj: str, work_dir: str) -> str | None:
-    """The first of ``linkers`` on PATH that links ``obj`` (C++ with libstdc++) into a
-    shared library with ``compiler``: the JIT's links then use it."""
+def _working_linker(
+    linkers, compiler: str, obj: str, work_dir: str, runtime_dir: str | None = None
+) -> str | None:
+    """The first of ``linkers`` on PATH that links ``obj`` (C++ with libstdc++, calling the
+    runtime in ``runtime_dir``) into a shared library with ``compiler``: the JIT's links
+    then use it."""
+    runtime = [f"-L{runtime_dir}", "-ltvm_ffi"] if runtime_dir else []
     for name, binary in linkers:
         if shutil.which(binary) is None:
             continue
         probe = [
-            compiler, "-shared", f"-fuse-ld={name}", "-Wl,-z,defs", obj, "-ldl", "-pthread",
-            "-o", os.path.join(work_dir, f"probe_{name}.so"),
+            compiler, "-shared", f"-fuse-ld={name}", "-Wl,-z,defs", obj, *runtime, "-ldl",
+            "-pthread", "-o", os.path.join(work_dir, f"probe_{name}.so"),
         ]  # fmt: skip
         if _run_quiet(probe).returncode == 0:
             return name
@@ -337,7 +343,10 @@ class BuildExt(build_ext):
         # Rebuilt every time: three compiles in parallel, about a second; what decides the
         # output (headers, compiler, flags) is what the JIT checks in the stamp anyway.
         out_dir = os.path.dirname(self.get_ext_fullpath(ext.name))
-        self._jit_outputs = build_jit_prebuilt(out_dir, os.path.join(self.build_temp, "jit"))
+        runtime = getattr(self, "_runtime_output", None)  # built before it (setup's order)
+        self._jit_outputs = build_jit_prebuilt(
+            out_dir, os.path.join(self.build_temp, "jit"), runtime and os.path.dirname(runtime)
+        )
 
     def get_outputs(self) -> list[str]:
         return sorted(set(super().get_outputs()) | set(getattr(self, "_jit_outputs", [])))

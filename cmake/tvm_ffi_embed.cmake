@@ -158,8 +158,15 @@ function(_tvm_ffi_check_embed_target fn target)
   get_target_property(aliased ${target} ALIASED_TARGET)
   if(imported OR aliased OR NOT type MATCHES
      "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY|STATIC_LIBRARY|OBJECT_LIBRARY)$")
+    set(what "${type}")
+    if(imported)
+      set(what "IMPORTED ${type}")
+    endif()
+    if(aliased)
+      set(what "alias of ${aliased}, ${what}")
+    endif()
     message(FATAL_ERROR
-      "${fn}: target \"${target}\" does not compile sources of its own (${type}); "
+      "${fn}: target \"${target}\" does not compile sources of its own (${what}); "
       "embed into an executable or a library")
   endif()
 endfunction()

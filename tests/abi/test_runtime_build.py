@@ -1,4 +1,4 @@
-"""tests/helpers/next_runtime.py: the runtime builds from staging/runtime with warnings as
+"""tests/helpers/next_runtime.py: the runtime builds from src/lib with warnings as
 errors, each source file to its own cached object (an edit recompiles one file), and a failed
 compile raises with the command and the compiler's message and leaves nothing in the cache."""
 

@@ -1,5 +1,5 @@
 """What the new runtime's libtvm_ffi.so shows the dynamic linker: exactly the 50 C functions
-that staging/include declares (apache-tvm-ffi 0.1.15.post2 exports the same 50) plus our
+that include/ declares (apache-tvm-ffi 0.1.15.post2 exports the same 50) plus our
 private TVMFFICubin* entries, unversioned, under the soname libtvm_ffi.so, and nothing of its
 C++ internals or of libstdc++ (which stays a shared dependency); the only C++ names are the
 out-of-line members of ModuleObj and Module and ModuleObj's vtable and typeinfo, which libraries

@@ -148,7 +148,8 @@ CASES = {
     "target-imported": (
         f"{TARGET}(tvm_ffi::header NAME k CUBIN k.cubin)",
         f'{TARGET}: target "tvm_ffi::header" does not compile sources of its own '
-        "(INTERFACE_LIBRARY); embed into an executable or a library",
+        "(alias of tvm_ffi_header, IMPORTED INTERFACE_LIBRARY); embed into an executable or a "
+        "library",
         "CXX",
     ),
     "target-no-name": (f"{TARGET}(lib CUBIN k.cubin)", f"{TARGET}: NAME is required", "CXX"),
@@ -213,10 +214,11 @@ CASES = {
         f'{BIN_INTO}: no target named "nope"',
         "CXX",
     ),
-    "bin-into-interface": (
+    "bin-into-imported": (
         f"{BIN_INTO}(tvm_ffi::shared SYMBOL k BIN k.cubin)",
         f'{BIN_INTO}: target "tvm_ffi::shared" does not compile sources of its own '
-        "(INTERFACE_LIBRARY); embed into an executable or a library",
+        "(alias of tvm_ffi_shared, IMPORTED SHARED_LIBRARY); embed into an executable or a "
+        "library",
         "CXX",
     ),
     "bin-into-twice": (

@@ -337,12 +337,27 @@ PRELUDE_FLAGS = tuple(flag for header in PRELUDE_INCLUDES for flag in ("-include
 
 
 def export_block(docs: Mapping[str, str]) -> str:
-    """Source text that exports ``docs``' functions (they must be declared above it)."""
+    """Source text that exports ``docs``' functions (they must be declared above it) and
+    their docstrings, as apache-tvm-ffi writes them: ``__tvm_ffi__doc_<name>`` in the
+    library, which ``ffi.ModuleGetFunctionDoc`` answers."""
     if not docs:
         return ""
     lines = ["", "// Exports requested with functions= (added by tvm_ffi.cpp)."]
-    lines += [f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({fname}, {fname});" for fname in docs]
+    for fname, doc in docs.items():
+        lines.append(f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({fname}, {fname});")
+        if doc:
+            lines.append(f"TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC({fname}, {_cxx_literal(doc)});")
     return "\n".join(lines) + "\n"
+
+
+def _cxx_literal(text: str) -> str:
+    """``text`` as a C++ string literal that only spells it: every byte but letters,
+    digits, space and ``.,:;_-`` as a three-digit octal escape, so that no quote, backslash,
+    line end, comment or trigraph of the caller's text reaches the compiler as such. A NUL
+    ends the docstring there (the macro takes a C string)."""
+    plain = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:;_-"
+    data = text.encode("utf-8", "backslashreplace")  # a lone surrogate is spelled out
+    return '"' + "".join(chr(b) if b in plain else f"\\{b:03o}" for b in data) + '"'
 
 
 def check_embed_names(api: str, names: list[str]) -> None:

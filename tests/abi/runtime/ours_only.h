@@ -6,7 +6,7 @@
  * streams to call frames, and refuses to read a map iterator past its entries (apache reads
  * whatever memory follows) or to write a Map through the Dict globals (apache writes a copy).
  */
-#include "../../../staging/runtime/frame_api.h"
+#include "../../../src/lib/frame_api.h"
 
 static TVMFFIStreamHandle ProviderStream(void* ctx, int32_t device_type, int32_t device_id) {
   return (char*)ctx + device_type * 100 + device_id;

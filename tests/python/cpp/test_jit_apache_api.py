@@ -34,6 +34,7 @@ ADD_ONE_CPU = textwrap.dedent(
 )
 
 PLAIN = 'extern "C" int plain_answer() { return 42; }\n'
+PLAIN_INT = "int answer() { return 42; }\n"
 
 
 def _cxx() -> str:
@@ -72,8 +73,20 @@ def test_functions_as_a_single_name_and_as_a_dict_with_none():
     )
     assert (mod.add(40, 2), mod.sub(40, 2)) == (42, 38)
     assert mod.add.__doc__ == "Add two integers."
+    # The library holds the docstring, as apache-tvm-ffi's load_inline writes it.
+    doc = tvm_ffi.get_global_func("ffi.ModuleGetFunctionDoc")
+    assert (doc(mod, "add", False), doc(mod, "sub", False)) == ("Add two integers.", None)
     one = cpp.load_inline("hello_one", cpp_sources=ADD_ONE_CPU, functions="add_one_cpu")
     _check_add_one(one)
+
+
+def test_a_docstring_is_spelled_never_compiled():
+    # Quotes, backslashes, line ends, a comment, a trigraph, a macro, non-ASCII: the library
+    # answers the text as given, and nothing of it was read as C++.
+    text = 'say "hi"\\n\n*/ // ??= #define X 1\n\t\u00e9\u4e2d \\x41 \\101 end'
+    mod = cpp.load_inline("hello_doc_text", cpp_sources=PLAIN_INT, functions={"answer": text})
+    assert tvm_ffi.get_global_func("ffi.ModuleGetFunctionDoc")(mod, "answer", False) == text
+    assert mod.answer() == 42
 
 
 def test_the_sources_stay_the_users_text(tmp_path):
@@ -200,14 +213,18 @@ def test_output_ending_in_o_is_one_relocatable_object(tmp_path):
     assert _elf_type(obj) == 1  # ET_REL
     assert stat.S_IMODE(obj.stat().st_mode) == 0o666 & ~_umask()
     lib = tmp_path / "libmine.so"
-    subprocess.run([_cxx(), "-shared", str(obj), "-o", str(lib)], check=True)
+    # The object calls the runtime: the user's link names it, as the JIT's own does.
+    runtime = ["-L", os.path.dirname(tvm_ffi.libinfo.find_libtvm_ffi()), "-ltvm_ffi"]
+    subprocess.run([_cxx(), "-shared", str(obj), *runtime, "-o", str(lib)], check=True)
     _check_add_one(tvm_ffi.load_module(lib))
     # The same for files, a prebuilt object among them.
     source = _write(tmp_path / "v.cc", "#include <tvm/ffi/function.h>\nint v() { return 7; }\n"
                     "TVM_FFI_DLL_EXPORT_TYPED_FUNC(v, v);\n")  # fmt: skip
     merged = Path(cpp.build("files_obj", cpp_files=[source, obj], output=tmp_path / "all.o"))
     assert _elf_type(merged) == 1
-    subprocess.run([_cxx(), "-shared", str(merged), "-o", str(tmp_path / "liball.so")], check=True)
+    subprocess.run(
+        [_cxx(), "-shared", str(merged), *runtime, "-o", str(tmp_path / "liball.so")], check=True
+    )
     both = tvm_ffi.load_module(tmp_path / "liball.so")
     assert both.v() == 7
     _check_add_one(both)

@@ -182,7 +182,7 @@ def test_full_disk_is_the_headline(tmp_path, run_with_tmpfs):
     assert headline.endswith(": No space left on device"), headline
     assert "ld" in headline.split(":")[0], headline
     assert files == (
-        "['.ninja_deps', '.ninja_log', 'build.ninja', 'inc', 'lock', 'main.cpp', 'obj']"
+        "['.ninja_deps', '.ninja_log', 'build.ninja', 'inc', 'lib', 'lock', 'main.cpp', 'obj']"
     )
     assert rebuilt == "jit_full.so"
 

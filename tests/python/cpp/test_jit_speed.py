@@ -220,7 +220,7 @@ print(sorted(build_only & (set(sys.modules) - before)))
 """
 
 # Exactly what a cache hit imports of ours: no tool discovery (_toolchain, _arch, _cuda_toolkit,
-# _ninja, _cached_build), no load_module checks for foreign libraries (module, _apache_abi)
+# _ninja, _cached_build), no load_module checks for foreign libraries (module, _old_abi)
 # and no logging glue (_log).
 HIT_MODULES = (
     "['tvm_ffi', 'tvm_ffi._core', 'tvm_ffi._elf', 'tvm_ffi._private_dir', "
@@ -296,40 +296,6 @@ def test_cuda_wrapper_hit_in_a_fresh_process(cache_dir, arch):
     # arch= is checked by _arch: that module comes with it, and only then.
     assert ("'tvm_ffi.cpp._arch'" in hit[0]) == (arch is not None)
     assert [p.name for p in (cache_dir / "hits").iterdir()] == [record.name]
-
-
-def test_library_linked_with_apache_runtime_gets_no_index_record(
-    cache_dir, build_library, tmp_path
-):
-    # The index's hit loads without load_module's apache-tvm-ffi check: a library that fails
-    # it must not be recorded, or the next fresh process would load what this one refused.
-    folder = tmp_path / "apache"
-    folder.mkdir()
-    build_library(
-        "fake_runtime",
-        'extern "C" __attribute__((visibility("default")))\n'
-        "int TVMFFIErrorSetRaisedFromCStr(const char*, const char*) { return -1; }\n",
-        out=folder / "libtvm_ffi.so",
-    )
-    source = (
-        'extern "C" int TVMFFIErrorSetRaisedFromCStr(const char*, const char*);\n'
-        'int answer() { return TVMFFIErrorSetRaisedFromCStr("a", "b"); }\n'
-    )
-    flags = [f"-L{folder}", "-ltvm_ffi", f"-Wl,-rpath,{folder}"]
-    for _ in range(2):  # the second call finds the entry, and still records nothing
-        with pytest.raises(OSError) as info:
-            cpp.load_inline(
-                "jit_apache_linked", cpp_sources=source, functions="answer", extra_ldflags=flags
-            )
-        (library,) = cache_dir.glob("jit_apache_linked_*/jit_apache_linked.so")
-        assert str(info.value) == (
-            f"cannot load library '{library}': it was built against apache-tvm-ffi's binary "
-            "ABI (it links libtvm_ffi.so and it calls TVMFFIErrorSetRaisedFromCStr from "
-            "apache-tvm-ffi's runtime). tvm-ffi-cubin runs apache-tvm-ffi's source code, not "
-            "its binaries: rebuild the library from its sources with this package "
-            "(tvm_ffi.cpp.load / tvm_ffi.cpp.build, or CMake's find_package(tvm_ffi))"
-        )
-        assert not list((cache_dir / "hits").glob("*"))
 
 
 def test_index_sees_a_changed_compiler_at_the_same_path(cache_dir, install_cxx, tmp_path):
