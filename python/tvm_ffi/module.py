@@ -142,7 +142,7 @@ def _private_copy(real: str) -> str:
 
 def _load(file: str, real: str, name: str) -> Module:
     try:
-        return _core.load_module(file, real)
+        return _core.load_module(file, real)  # type: ignore[return-value]  # our Module class
     except RuntimeError as err:
         # The runtime's loader says "load_module(): cannot load '<file>': cannot load library
         # '<file>': <dlopen's reason>"; the reason is what the caller needs.

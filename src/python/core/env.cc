@@ -125,8 +125,8 @@ PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   const long device_type = PyLong_AsLong(args[0]);
   const long device_id = PyLong_AsLong(args[1]);
   if (PyErr_Occurred()) return nullptr;
-  void* stream = TVMFFIEnvGetStream(static_cast<int32_t>(device_type),
-                                    static_cast<int32_t>(device_id));
+  void* stream =
+      TVMFFIEnvGetStream(static_cast<int32_t>(device_type), static_cast<int32_t>(device_id));
   return PyLong_FromVoidPtr(stream);
 }
 

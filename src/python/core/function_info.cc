@@ -10,11 +10,11 @@ namespace {
 // Schema type keys as a Python reader writes them; others (user object types) stay as they are.
 const char* ShortTypeName(const char* key) {
   static const char* const kNames[][2] = {
-      {"ffi.Tensor", "Tensor"},  {"DLTensor*", "Tensor"},  {"ffi.String", "str"},
-      {"ffi.Bytes", "bytes"},    {"ffi.Array", "list"},    {"ffi.List", "list"},
-      {"ffi.Map", "dict"},       {"ffi.Dict", "dict"},     {"ffi.Shape", "Shape"},
+      {"ffi.Tensor", "Tensor"},     {"DLTensor*", "Tensor"},  {"ffi.String", "str"},
+      {"ffi.Bytes", "bytes"},       {"ffi.Array", "list"},    {"ffi.List", "list"},
+      {"ffi.Map", "dict"},          {"ffi.Dict", "dict"},     {"ffi.Shape", "Shape"},
       {"ffi.Function", "Function"}, {"ffi.Module", "Module"}, {"DataType", "dtype"},
-      {"void*", "pointer"},      {"Variant", "Union"},
+      {"void*", "pointer"},         {"Variant", "Union"},
   };
   for (const auto& entry : kNames) {
     if (std::strcmp(entry[0], key) == 0) return entry[1];

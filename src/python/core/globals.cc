@@ -63,7 +63,7 @@ PyObject* ListGlobalFuncNames(PyObject*, PyObject*) {
   TVMFFIObject* functor = GetGlobal("ffi.FunctionListGlobalNamesFunctor");
   if (functor == nullptr) {
     PyErr_SetString(PyExc_RuntimeError,
-                     "the runtime has no global 'ffi.FunctionListGlobalNamesFunctor'");
+                    "the runtime has no global 'ffi.FunctionListGlobalNamesFunctor'");
     return nullptr;
   }
   PyObject* args = PyTuple_New(0);
