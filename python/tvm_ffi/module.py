@@ -89,8 +89,8 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
         FileNotFoundError: the file does not exist.
         OSError: the file is not a regular file, not a shared library for this machine,
             truncated, built for this package's previous ABI (v3, before the tvm-ffi C
-            ABI: rebuild it), or the dynamic loader rejects it; the message names the file and says why (for a CUDA image, that
-            ``tvm_ffi.cuda.CubinModule`` loads it).
+            ABI: rebuild it), or the dynamic loader rejects it; the message names the file
+            and says why (for a CUDA image, that ``tvm_ffi.cuda.CubinModule`` loads it).
     """
     name = os.fspath(path)
     if isinstance(name, bytes):
