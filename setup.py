@@ -137,9 +137,6 @@ def build_jit_prebuilt(out_dir: str, work_dir: str) -> list[str]:
     the files written. The precompiled header is left out with a compiler other than GCC,
     and when TVM_FFI_PREBUILT_PCH=0 (a wheel for other machines, whose GCC would differ)."""
     prebuilt = _load_jit_module("_prebuilt")
-    # TEMPORARY (switch to the tvm-ffi ABI): nothing prebuilt until extra/cuda is ported.
-    if not os.path.exists(os.path.join(ROOT, "include", "tvm", "ffi", "extra", "cuda")):
-        return []
     prelude = _load_jit_module("_spec").PRELUDE_INCLUDES
     launcher, compiler = _jit_compiler()
     include = os.path.join(ROOT, "include")
@@ -281,6 +278,39 @@ def settings_key(compiler: object, ext: Extension) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
+# The shared C++ runtimes a C++ library of the package must name in DT_NEEDED. One copied in
+# statically (a compiler without libstdc++.so, e.g. a GCC on its own prefix, or
+# -static-libstdc++) was seen to make a later `import torch` end the process once the runtime
+# was loaded RTLD_GLOBAL (docs/dev/cxx_runtime.md). zig's libc++ is static by design, built with
+# hidden visibility (ZIG_GLIBC), and not checked here.
+SHARED_CXX_RUNTIMES = ("libstdc++.so.", "libc++.so.")
+# Exported names that belong to a C++ runtime, never to the package's own code.
+CXX_RUNTIME_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZTISt", "_ZTSSt", "_ZTVSt", "_ZTVN10__cxxabiv",
+                        "_ZTIN10__cxxabiv", "__cxa_", "__gxx_", "_Unwind_")  # fmt: skip
+_STB_GNU_UNIQUE = 10
+
+
+def cxx_runtime_problem(path: str, language: str | None) -> str | None:
+    """Why the library at ``path`` carries its own C++ runtime (see SHARED_CXX_RUNTIMES), or
+    None: a C++ library that needs no shared libstdc++/libc++, or one that exports a C++
+    runtime symbol or a unique (STB_GNU_UNIQUE) symbol, which the dynamic linker binds
+    process-wide."""
+    elf = _load_package_module("_elf")
+    name = os.path.basename(path)
+    needed = elf.needed_libraries(path) or []
+    if language == "c++" and not any(n.startswith(SHARED_CXX_RUNTIMES) for n in needed):
+        return (
+            f"{name} links the C++ runtime statically (no libstdc++.so or libc++.so among its "
+            f"DT_NEEDED: {', '.join(needed) or 'none'}): the compiler has no shared libstdc++"
+        )
+    exported = [s for s in elf.symbols(path, dynamic=True) or [] if s.defined]
+    unique = sorted(s.name for s in exported if s.bind == _STB_GNU_UNIQUE)
+    runtime = sorted(s.name for s in exported if s.name.startswith(CXX_RUNTIME_PREFIXES))
+    if unique or runtime:
+        return f"{name} exports C++ runtime or unique symbols: {', '.join((unique + runtime)[:5])}"
+    return None
+
+
 class BuildExt(build_ext):
     """build_ext that never reuses objects built with other settings: each target is compiled
     and linked under ``<build_temp>/<settings_key>`` and copied to its place from there, so a
@@ -346,6 +376,21 @@ class BuildExt(build_ext):
                 ext.extra_link_args = _link_args(list(ext.extra_link_args or []))
         super().build_extensions()
 
+    def _check_cxx_runtime(self, ext: Extension, output: str) -> None:
+        language = ext.language or self.compiler.detect_language(ext.sources)
+        problem = None if _zig("cc") else cxx_runtime_problem(output, language)
+        if problem is not None:
+            os.unlink(output)  # else the next build would find it up to date
+            # The driver that linked it (setuptools' *_cxx ones since 72).
+            linker = getattr(self.compiler, "linker_so_cxx", None) or self.compiler.compiler_cxx
+            compiler = linker[0]
+            raise RuntimeError(
+                f"{problem}. Loaded into a process that also has libstdc++.so.6 (torch does), "
+                f"such a library can crash it (docs/dev/cxx_runtime.md). Build with a compiler "
+                f"that links the shared libstdc++ (CXX=/usr/bin/g++, or one whose "
+                f"`$CXX -print-file-name=libstdc++.so` is a file; {compiler} was used)"
+            )
+
     def build_extension(self, ext: Extension) -> None:
         if isinstance(ext, JitPrebuilt):
             self._build_jit_prebuilt(ext)
@@ -359,6 +404,7 @@ class BuildExt(build_ext):
         try:
             super().build_extension(ext)
             output = self._keyed_output
+            self._check_cxx_runtime(ext, output)
             if ext is RUNTIME:
                 self._runtime_output = output
         finally:

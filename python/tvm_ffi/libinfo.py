@@ -2,9 +2,11 @@
 
 ``find_include_path()`` and ``find_dlpack_include_path()`` give the directories to add with
 ``-I`` (here both are the package's one include directory, which holds ``tvm/ffi/...`` and
-``dlpack/dlpack.h``). ``find_libtvm_ffi()`` gives the path of ``libtvm_ffi.so``, the small
-library holding the process-wide registry of global functions and object types (ABI version
-3): link with ``-L<its folder> -ltvm_ffi`` (optional: libraries reach it through weak symbols).
+``dlpack/dlpack.h``). ``find_libtvm_ffi()`` gives the path of ``libtvm_ffi.so``, the runtime
+on tvm-ffi's C ABI (the functions of ``tvm/ffi/c_api.h``, the registry of global functions
+and object types): link with ``-L<its folder> -ltvm_ffi``; the library then records it by its
+soname, and binds to the one the process already loaded (``tvm_ffi._core``'s, or
+apache-tvm-ffi's).
 """
 
 from __future__ import annotations
@@ -41,5 +43,6 @@ def include_paths() -> list[str]:
 
 
 def find_libtvm_ffi() -> str:
-    """Path of the package's ``libtvm_ffi.so`` (the global registry; see docs/abi.md)."""
+    """Path of the package's ``libtvm_ffi.so`` (the runtime; see docs/abi.md). The CuTe DSL's
+    JIT resolves its generated code's TVMFFI* calls in it."""
     return config.get_libtvm_ffi_path()

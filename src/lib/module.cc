@@ -71,9 +71,9 @@ int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol) {
  * written as plain functions with the Itanium C++ ABI's calling convention (x86-64): `this`
  * first, a class returned by value that is not trivially copyable (Optional<...>) through a
  * hidden pointer passed before `this` and returned again. None of them can fail, so no C++
- * exception is needed. Not provided: Module::LoadFromFile, ModuleObj::ImportModule and
- * Module::VisitContextSymbols (they report errors by throwing tvm::ffi::Error), and the
- * vtable and typeinfo of ModuleObj (only a module class defined in a library needs them).
+ * exception is needed. The members that throw tvm::ffi::Error (Module::LoadFromFile,
+ * Module::VisitContextSymbols) and ModuleObj::ImportModule with the vtable and typeinfo are
+ * in cxx_module.cc, written with include/tvm/ffi's classes.
  */
 namespace tvm_ffi_runtime {
 namespace {

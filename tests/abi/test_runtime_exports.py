@@ -2,7 +2,8 @@
 that staging/include declares (apache-tvm-ffi 0.1.15.post2 exports the same 50) plus our
 private TVMFFICubin* entries, unversioned, under the soname libtvm_ffi.so, and nothing of its
 C++ internals or of libstdc++ (which stays a shared dependency); the only C++ names are the
-out-of-line members of apache's ModuleObj that libraries built with its headers import."""
+out-of-line members of ModuleObj and Module and ModuleObj's vtable and typeinfo, which libraries
+built with apache's headers or ours import."""
 
 from __future__ import annotations
 
@@ -16,13 +17,20 @@ HEADERS = [
     next_runtime.INCLUDE / "tvm" / "ffi" / "extra" / "c_env_api.h",
 ]
 PRIVATE = {"TVMFFICubinEnvPushFrame", "TVMFFICubinEnvPopFrame"}
-#: apache-tvm-ffi's ModuleObj members that its headers call out of line (module.cc).
+#: The ModuleObj and Module members both header sets call out of line (module.cc,
+#: cxx_module.cc), and ModuleObj's vtable and typeinfo (a module class defined in a library).
 MODULE_MEMBERS = {
     "_ZN3tvm3ffi9ModuleObj11GetFunctionERKNS0_6StringEb",
     "_ZN3tvm3ffi9ModuleObj18ImplementsFunctionERKNS0_6StringEb",
     "_ZN3tvm3ffi9ModuleObj14GetFunctionDocERKNS0_6StringEb",
     "_ZN3tvm3ffi9ModuleObj19GetFunctionMetadataERKNS0_6StringEb",
     "_ZN3tvm3ffi9ModuleObj12ClearImportsEv",
+    "_ZN3tvm3ffi9ModuleObj12ImportModuleERKNS0_6ModuleE",
+    "_ZN3tvm3ffi6Module12LoadFromFileERKNS0_6StringE",
+    "_ZN3tvm3ffi6Module19VisitContextSymbolsERKNS0_13TypedFunctionIFvNS0_6StringEPvEEE",
+    "_ZTVN3tvm3ffi9ModuleObjE",
+    "_ZTIN3tvm3ffi9ModuleObjE",
+    "_ZTSN3tvm3ffi9ModuleObjE",
 }
 
 

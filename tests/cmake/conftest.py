@@ -143,7 +143,8 @@ def installed_prefix(cmake: CMake, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def wheel_layout(tmp_path_factory) -> Path:
-    """The package as the wheel lays it out (setup.py copies include/ and cmake/ into it).
+    """The package as the wheel lays it out (setup.py copies include/ and cmake/ into it and
+    builds the runtime into tvm_ffi/lib).
 
     Returns the site directory that holds ``tvm_ffi/``; the CMake folder is
     ``tvm_ffi/share/cmake/tvm_ffi``.
@@ -153,6 +154,8 @@ def wheel_layout(tmp_path_factory) -> Path:
     shutil.copytree(REPO / "include", package / "include")
     shutil.copytree(REPO / "cmake", package / "share" / "cmake" / "tvm_ffi")
     shutil.copy(REPO / "python" / "tvm_ffi" / "_version.py", package / "_version.py")
+    (package / "lib").mkdir()
+    shutil.copy(REPO / "python" / "tvm_ffi" / "lib" / "libtvm_ffi.so", package / "lib")
     return site
 
 

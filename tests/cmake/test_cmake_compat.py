@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -36,10 +37,10 @@ def _arch_of(elf) -> int:
 
 
 def _links_nothing_more(elf) -> None:
-    """tvm_ffi::shared stands for the headers: no runtime library, no driver at link time."""
-    assert not [n for n in elf.needed() if "tvm_ffi" in n or n.startswith("libcuda.so")], (
-        elf.needed()
-    )
+    """No driver at link time, and the runtime (tvm_ffi::shared) by its soname only."""
+    needed = elf.needed()
+    assert not [n for n in needed if n.startswith("libcuda.so")], needed
+    assert [n for n in needed if "tvm_ffi" in n] in ([], ["libtvm_ffi.so"]), needed
 
 
 # ---- add_tvm_ffi_cubin / add_tvm_ffi_fatbin / tvm_ffi_embed_bin_into --------------------
@@ -183,6 +184,46 @@ def test_shared_target_and_dlpack(mode, cmake, package_args, elf, tmp_path):
     cmake.build(build)
     for i in range(len(TARGETS)):
         _links_nothing_more(elf(build / f"libprobe_{i}.so"))
+
+
+RUNTIME_SOURCE = """\
+#include <tvm/ffi/c_api.h>
+
+extern "C" int runtime_major() {
+  TVMFFIVersion v;
+  TVMFFIGetVersion(&v);
+  return static_cast<int>(v.major) + 100;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["source", "wheel", "pip"])
+def test_shared_target_is_the_runtime(mode, cmake, package_args, elf, tmp_path):
+    """tvm_ffi::shared links libtvm_ffi.so: a library that calls the C ABI records it by its
+    soname and, loaded once tvm_ffi has loaded its runtime, binds to that one."""
+    if shutil.which(os.environ.get("CXX", "c++")) is None:
+        pytest.skip("no C++ compiler (c++) on PATH")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "probe.cc").write_text(RUNTIME_SOURCE)
+    (source / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(runtime_probe LANGUAGES CXX)\n"
+        "find_package(tvm_ffi CONFIG REQUIRED)\n"
+        "add_library(probe SHARED probe.cc)\n"
+        "target_link_libraries(probe PRIVATE tvm_ffi::shared)\n"
+    )
+    build = tmp_path / "build"
+    cmake.configure(source, build, *package_args(mode))
+    cmake.build(build)
+    library = build / "libprobe.so"
+    assert "libtvm_ffi.so" in elf(library).needed()
+    code = (
+        "import ctypes, tvm_ffi.libinfo\n"
+        "ctypes.CDLL(tvm_ffi.libinfo.find_libtvm_ffi(), mode=ctypes.RTLD_GLOBAL)\n"
+        f"print(ctypes.CDLL({str(library)!r}).runtime_major())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout) == (0, "100\n"), proc.stderr
 
 
 def test_shared_target_through_add_subdirectory(cmake, elf, tmp_path):

@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
+import tvm_ffi.libinfo
+
 REPO = Path(__file__).resolve().parents[2]
+#: The runtime the package build writes into the checkout (setup.py RUNTIME).
+RUNTIME = REPO / "python" / "tvm_ffi" / "lib" / "libtvm_ffi.so"
 
 
 def _version() -> str:
@@ -46,6 +50,14 @@ message(STATUS "report: dlpack_dir=${{tvm_ffi_DLPACK_INCLUDE_DIR}}")
 message(STATUS "report: target_include=${{include_dirs}}")
 message(STATUS "report: aliased=${{aliased}}")
 message(STATUS "report: config=${{tvm_ffi_CONFIG}}")
+get_target_property(shared_type tvm_ffi_shared TYPE)
+message(STATUS "report: shared_type=${{shared_type}}")
+if(shared_type STREQUAL "SHARED_LIBRARY")
+  get_target_property(location tvm_ffi_shared IMPORTED_LOCATION)
+  get_target_property(soname tvm_ffi_shared IMPORTED_SONAME)
+  get_target_property(links tvm_ffi_shared INTERFACE_LINK_LIBRARIES)
+  message(STATUS "report: shared=${{location}}|${{soname}}|${{links}}|${{tvm_ffi_LIBRARY}}")
+endif()
 """
 
 
@@ -56,7 +68,8 @@ def _report(result) -> dict[str, str]:
 @pytest.mark.parametrize("mode", ["source", "source-dir", "installed", "wheel", "pip"])
 def test_find_package(mode, cmake, package_args, tmp_path, request):
     source = _project(tmp_path, REPORT.format(request=""))
-    report = _report(cmake.configure(source, tmp_path / "build", *package_args(mode)))
+    result = cmake.configure(source, tmp_path / "build", *package_args(mode))
+    report = _report(result)
 
     expected_include = {
         "source": REPO / "include",
@@ -73,6 +86,24 @@ def test_find_package(mode, cmake, package_args, tmp_path, request):
     assert Path(report["target_include"]) == expected_include.resolve()
     assert (Path(report["include_dir"]) / "tvm" / "ffi" / "c_api.h").is_file()
     assert report["aliased"] == "tvm_ffi_header"
+    # tvm_ffi::shared is the layout's libtvm_ffi.so; an install of the header-only CMake
+    # project has none, and the target stands for the headers.
+    runtime = {
+        "source": lambda: RUNTIME,
+        "source-dir": lambda: RUNTIME,
+        "installed": lambda: None,
+        "wheel": lambda: request.getfixturevalue("wheel_layout") / "tvm_ffi" / "lib",
+        "pip": lambda: Path(tvm_ffi.libinfo.find_libtvm_ffi()),
+    }[mode]()
+    if runtime is None:
+        assert report["shared_type"] == "INTERFACE_LIBRARY"
+        assert "-- tvm_ffi: no libtvm_ffi.so in " in result.stdout
+    else:
+        if runtime.is_dir():
+            runtime = runtime / "libtvm_ffi.so"
+        location = str(runtime.resolve())
+        assert report["shared_type"] == "SHARED_LIBRARY"
+        assert report["shared"] == f"{location}|libtvm_ffi.so|tvm_ffi_header|{location}"
 
 
 def test_installed_tree(installed_prefix):

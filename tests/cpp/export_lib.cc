@@ -3,6 +3,7 @@
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/ffi/extra/stl.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 
@@ -166,29 +167,23 @@ void* CurrentStream(int32_t device_type, int32_t device_id) {
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_stream, CurrentStream);
 
-extern "C" int __tvm_ffi_current_stream(const TVMFFICallContext*, const TVMFFIAny*, int32_t,
-                                        TVMFFIResult*);
-
-static void* NestedCallerStream(void*, int32_t, int32_t) { return reinterpret_cast<void*>(0x777); }
-
 /*!
- * Overrides the CUDA stream of device 0, then calls current_stream through the C ABI with a
- * context of its own. Returns (original, stream after the override, what the nested call saw,
- * stream after the nested call).
+ * Overrides the CUDA stream of device 0 and calls current_stream through its exported entry
+ * (the C ABI). Returns (original, stream after the override, what the nested call saw).
  */
-std::tuple<void*, void*, void*, void*> OverrideStream(void* stream) {
+extern "C" int __tvm_ffi_current_stream(void*, const TVMFFIAny*, int32_t, TVMFFIAny*);
+std::tuple<void*, void*, void*> OverrideStream(void* stream) {
   void* original = nullptr;
   TVM_FFI_CHECK(TVMFFIEnvSetStream(kDLCUDA, 0, stream, &original) == 0, RuntimeError);
   void* after_set = TVMFFIEnvGetStream(kDLCUDA, 0);
-  TVMFFICallContext nested_ctx{TVM_FFI_ABI_VERSION, nullptr, NestedCallerStream, nullptr};
-  TVMFFIAny args[2] = {};  // flags must be 0 (TVM_FFI_INT_IS_UNSIGNED is a flag of ints)
-  args[0].type_code = kTVMFFIInt;
+  TVMFFIAny args[2] = {};
+  args[0].type_index = kTVMFFIInt;
   args[0].v_int64 = kDLCUDA;
-  args[1].type_code = kTVMFFIInt;
+  args[1].type_index = kTVMFFIInt;
   args[1].v_int64 = 0;
-  TVMFFIResult result;
-  TVM_FFI_CHECK(__tvm_ffi_current_stream(&nested_ctx, args, 2, &result) == 0, RuntimeError);
-  return {original, after_set, result.value.v_ptr, TVMFFIEnvGetStream(kDLCUDA, 0)};
+  TVMFFIAny result{};
+  TVM_FFI_CHECK(__tvm_ffi_current_stream(nullptr, args, 2, &result) == 0, RuntimeError);
+  return {original, after_set, result.v_ptr};
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(override_stream, OverrideStream);
 

@@ -4,6 +4,7 @@
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/ffi/extra/stl.h>  // std::vector and std::tuple, as in apache-tvm-ffi
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 

@@ -1,6 +1,7 @@
 // DLPack layout and tvm::ffi::TensorView over hand-built DLTensors.
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/dlpack.h>
+#include <tvm/ffi/extra/c_env_api.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -70,7 +71,6 @@ TEST(accessors) {
   EXPECT_EQ(v.dim(), 3);
   EXPECT_EQ(v.sizes()[1], 3);
   EXPECT_TRUE(v.is_contiguous());
-  EXPECT_TRUE(!v.IsReadOnly());
   EXPECT_EQ(v.device().device_type, kDLCUDA);
   EXPECT_EQ(v.device().device_id, 3);
   EXPECT_EQ(int(v.dtype().code), int(kDLFloat));
@@ -78,7 +78,8 @@ TEST(accessors) {
   EXPECT_EQ(int(v.dtype().lanes), 1);
   EXPECT_EQ(v.ndim(), 3);
   EXPECT_EQ(v.numel(), 24);
-  EXPECT_TRUE(v.GetDLTensorPtr() == &t.dl);
+  // A view holds its own copy of the DLTensor (48 bytes), pointing at the same memory.
+  EXPECT_TRUE(v.GetDLTensorPtr()->data == t.dl.data && v.GetDLTensorPtr()->shape == t.dl.shape);
   TensorView from_mutable = &t.dl;  // implicit from DLTensor*
   EXPECT_EQ(from_mutable.ndim(), 3);
 }
@@ -112,17 +113,17 @@ TEST(index_errors) {
   Tensor t({2, 3, 4}, {12, 4, 1});
   TensorView v(&t.dl);
   EXPECT_ERROR(v.size(3), "IndexError",
-               "TensorView::size(3): dimension out of range for a tensor of ndim 3 "
+               "Tensor::size(3): dimension out of range for a tensor of ndim 3 "
                "(expected -3 to 2)");
   EXPECT_ERROR(v.size(-4), "IndexError",
-               "TensorView::size(-4): dimension out of range for a tensor of ndim 3 "
+               "Tensor::size(-4): dimension out of range for a tensor of ndim 3 "
                "(expected -3 to 2)");
   EXPECT_ERROR(v.stride(7), "IndexError",
-               "TensorView::stride(7): dimension out of range for a tensor of ndim 3 "
+               "Tensor::stride(7): dimension out of range for a tensor of ndim 3 "
                "(expected -3 to 2)");
   Tensor scalar({}, {});
   EXPECT_ERROR(TensorView(&scalar.dl).size(0), "IndexError",
-               "TensorView::size(0): a 0-d tensor has no dimensions");
+               "Tensor::size(0): a 0-d tensor has no dimensions");
 }
 
 TEST(zero_dim) {
@@ -163,23 +164,20 @@ TEST(null_strides_mean_row_major) {
   EXPECT_TRUE(t.dl.strides == nullptr);
   TensorView v(&t.dl);
   EXPECT_TRUE(v.IsContiguous());
-  EXPECT_EQ(v.strides().size(), 3u);
-  std::vector<int64_t> strides(v.strides().begin(), v.strides().end());
-  EXPECT_TRUE(strides == std::vector<int64_t>({12, 4, 1}));
+  // The view gives the producer's strides as they are (none); stride(d) computes row-major.
+  EXPECT_EQ(v.strides().size(), 0u);
   EXPECT_EQ(v.stride(0), 12);
   EXPECT_EQ(v.stride(-2), 4);
   EXPECT_EQ(v.stride(2), 1);
-  // An iterator outlives the view it came from.
-  auto it = TensorView(&t.dl).strides().begin();
-  EXPECT_EQ(*++it, 4);
 }
 
-// ---- tvm::ffi::Tensor: the size check before any allocator, the read-only mark ----------
+// ---- tvm::ffi::Tensor: the size check before any allocator ---------------------------------
 
 namespace {
 int g_env_alloc_calls = 0;
 int CountingEnvAlloc(DLTensor*, TVMFFIObjectHandle*) {
   ++g_env_alloc_calls;
+  TVMFFIErrorSetRaisedFromCStr("MemoryError", "refused by the test's allocator");
   return -1;
 }
 }  // namespace
@@ -199,25 +197,6 @@ TEST(env_alloc_refuses_sizes_that_overflow_before_allocating) {
   // A size that fits reaches the allocator (which refuses it here).
   EXPECT_ERROR(Tensor::FromEnvAlloc(CountingEnvAlloc, {int64_t{1} << 40, 0}, f32,
                                     DLDevice{kDLCPU, 0}),
-               "RuntimeError",
-               "Tensor::FromEnvAlloc: allocating a float32 on cpu:0 tensor of 2 dimensions "
-               "failed: no tensor allocator in this call (TVMFFIEnvTensorAlloc allocates inside "
-               "a function called from tvm_ffi's Python package)");
+               "MemoryError", "refused by the test's allocator");
   EXPECT_EQ(g_env_alloc_calls, 1);
-}
-
-TEST(tensor_keeps_the_read_only_mark) {
-  Tensor t({2, 3}, {});
-  const tvm::ffi::Tensor frozen(&t.dl, true);
-  EXPECT_TRUE(frozen.IsReadOnly());
-  tvm::ffi::Tensor copy = frozen;
-  EXPECT_TRUE(copy.IsReadOnly() && copy.view().IsReadOnly());
-  const TensorView view = copy;
-  EXPECT_TRUE(view.IsReadOnly());
-  EXPECT_ERROR(copy.CheckWritable("out"), "ValueError",
-               "out is read-only (its producer set DLPack's read-only flag) and cannot be "
-               "written");
-  EXPECT_TRUE(!tvm::ffi::Tensor(&t.dl).IsReadOnly());
-  copy = tvm::ffi::Tensor(&t.dl);
-  EXPECT_TRUE(!copy.IsReadOnly());
 }

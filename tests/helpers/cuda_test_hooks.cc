@@ -45,8 +45,8 @@ PYBIND11_MODULE(_cuda_test_hooks, m) {
       "param_layout",
       [](const py::bytes& image, const std::string& kernel) -> py::object {
         const std::string data = image;
-        std::vector<tvm::ffi::detail::ParamSlot> slots;
-        if (!tvm::ffi::detail::ImageParamLayout(data.data(), data.size(), kernel, &slots)) {
+        std::vector<tvm::ffi::details::ParamSlot> slots;
+        if (!tvm::ffi::details::ImageParamLayout(data.data(), data.size(), kernel, &slots)) {
           return py::none();
         }
         py::list out;

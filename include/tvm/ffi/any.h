@@ -289,6 +289,23 @@ TVM_FFI_HIDDEN T AnyView::cast() const {
   }
 }
 
+/*!
+ * \brief `ref` as the handle type SubRef (a checked conversion between handles, beside
+ *  Any::cast; here because it throws, and error.h includes object.h); TypeError naming both types unless it holds a
+ *  SubRef::ContainerType (an empty handle passes when SubRef is nullable).
+ */
+template <typename SubRef, typename BaseRef,
+          typename = std::enable_if_t<std::is_base_of_v<ObjectRef, SubRef>>>
+TVM_FFI_HIDDEN SubRef Downcast(BaseRef ref) {
+  using Obj = typename SubRef::ContainerType;
+  const Object* obj = ref.get();
+  if (obj == nullptr ? !SubRef::_type_is_nullable : !obj->template IsInstance<Obj>()) {
+    TVM_FFI_THROW(TypeError) << "Downcast from " << ref.GetTypeKey() << " to " << Obj::_type_key
+                             << " failed";
+  }
+  return details::ObjectUnsafe::RefFromOwned<SubRef>(details::ObjectUnsafe::MoveRefToOwned(&ref));
+}
+
 }  // namespace ffi
 }  // namespace tvm
 

@@ -9,6 +9,9 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 
+#include <ostream>
+#include <string>
+
 namespace tvm {
 namespace ffi {
 
@@ -41,6 +44,12 @@ TVM_FFI_HIDDEN inline bool operator==(const DLDataType& lhs, const DLDataType& r
 }
 TVM_FFI_HIDDEN inline bool operator!=(const DLDataType& lhs, const DLDataType& rhs) {
   return !(lhs == rhs);
+}
+// compat: apache-tvm-ffi (at global scope, as there): prints "float32".
+TVM_FFI_HIDDEN inline std::ostream& operator<<(std::ostream& os, DLDataType dtype) {
+  std::string text;
+  tvm::ffi::details::AppendDType(text, dtype);
+  return os << text;
 }
 
 #endif  // TVM_FFI_DTYPE_H_

@@ -17,9 +17,27 @@
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
+
+// compat: apache-tvm-ffi. The standard headers its error.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#if __has_include(<bit>)
+#include <bit>
+#endif
+#include <cwctype>
+#include <ios>
+#include <iostream>
+#include <istream>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <streambuf>
+#include <system_error>
+#include <tuple>
+#include <vector>
 
 namespace tvm {
 namespace ffi {
@@ -48,15 +66,19 @@ class TVM_FFI_HIDDEN Error : public std::exception {
     Init(kind, message, backtrace);
   }
   /*! \brief Adopts an error object (a reference the caller owns). */
+  // Copies share the error object; there is no move, so that a moved-from Error (caught,
+  // then rethrown or stored) still reads as the same error instead of crashing.
+  Error(const Error&) noexcept = default;
+  Error& operator=(const Error&) noexcept = default;
   explicit Error(ObjectPtr<Object> obj) : obj_(std::move(obj)) {
-    what_ = kind() + ": " + message();
+    what_ = std::make_shared<const std::string>(kind() + ": " + message());
   }
 
   std::string kind() const { return Text(Cell()->kind); }
   std::string message() const { return Text(Cell()->message); }
   std::string backtrace() const { return Text(Cell()->backtrace); }
   /*! \brief "Kind: message", the way Python prints an exception. */
-  const char* what() const noexcept override { return what_.c_str(); }
+  const char* what() const noexcept override { return what_->c_str(); }
   const ErrorObj* get() const noexcept { return static_cast<const ErrorObj*>(obj_.get()); }
   /*! \brief The error object, to pass through an Any or raise in the runtime's slot. */
   const ObjectRef& object() const noexcept { return obj_; }
@@ -71,13 +93,14 @@ class TVM_FFI_HIDDEN Error : public std::exception {
       throw std::bad_alloc();
     }
     obj_ = ObjectRef(details::ObjectUnsafe::PtrFromOwned<Object>(static_cast<TVMFFIObject*>(out)));
-    what_ = kind + ": " + message;
+    what_ = std::make_shared<const std::string>(kind + ": " + message);
   }
   static TVMFFIByteArray Bytes(const std::string& s) { return {s.data(), s.size()}; }
   static std::string Text(const TVMFFIByteArray& b) { return std::string(b.data, b.size); }
   const TVMFFIErrorCell* Cell() const noexcept { return get(); }
   ObjectRef obj_;
-  std::string what_;
+  // Shared, so that copying an Error cannot throw (an exception's copy must not).
+  std::shared_ptr<const std::string> what_;
 };
 
 }  // namespace ffi

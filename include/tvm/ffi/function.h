@@ -24,6 +24,15 @@
 #include <string_view>
 #include <utility>
 
+// compat: apache-tvm-ffi. The standard headers its function.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#include <array>
+#if __has_include(<compare>)
+#include <compare>
+#endif
+#include <functional>
+#include <unordered_map>
+
 namespace tvm {
 namespace ffi {
 

@@ -20,6 +20,13 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <utility>
+
+// compat: apache-tvm-ffi. The standard headers its object.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#include <exception>
+#include <optional>
+#include <typeinfo>
 
 namespace tvm {
 namespace ffi {
@@ -351,6 +358,52 @@ template <typename T>
 TVM_FFI_HIDDEN ObjectPtr<T> GetObjectPtr(const T* ptr) {
   return details::ObjectUnsafe::PtrFromBorrowed<T>(details::ObjectUnsafe::Header(ptr));
 }
+
+/*!
+ * \brief A pointer that does not keep its object alive: lock() gives an ObjectPtr while a
+ *  strong reference exists somewhere, and an empty one after the object was destroyed (its
+ *  memory lives on until the last weak pointer goes, per the count protocol of c_api.h).
+ */
+template <typename T>
+class TVM_FFI_HIDDEN_MEMBERS WeakObjectPtr {
+ public:
+  TVM_FFI_HIDDEN WeakObjectPtr() noexcept = default;
+  TVM_FFI_HIDDEN WeakObjectPtr(const ObjectPtr<T>& ptr) noexcept  // NOLINT: implicit, as std's
+      : data_(ptr.get()) {
+    if (data_ != nullptr) details::IncWeakRef(details::ObjectUnsafe::Header(data_));
+  }
+  TVM_FFI_HIDDEN WeakObjectPtr(const WeakObjectPtr& other) noexcept
+      : WeakObjectPtr(other.data_, true) {}
+  TVM_FFI_HIDDEN WeakObjectPtr(WeakObjectPtr&& other) noexcept : data_(other.data_) {
+    other.data_ = nullptr;
+  }
+  TVM_FFI_HIDDEN WeakObjectPtr& operator=(WeakObjectPtr other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  TVM_FFI_HIDDEN ~WeakObjectPtr() { reset(); }
+
+  /*! \brief A strong pointer, or an empty one once the object has been destroyed. */
+  TVM_FFI_HIDDEN ObjectPtr<T> lock() const noexcept {
+    if (data_ == nullptr) return ObjectPtr<T>();
+    TVMFFIObject* h = details::ObjectUnsafe::Header(data_);
+    if (!details::IncRefIfAlive(h)) return ObjectPtr<T>();
+    return details::ObjectUnsafe::PtrFromOwned<T>(h);
+  }
+  TVM_FFI_HIDDEN bool expired() const noexcept {
+    return data_ == nullptr || details::StrongCount(details::ObjectUnsafe::Header(data_)) == 0;
+  }
+  TVM_FFI_HIDDEN void reset() noexcept {
+    if (data_ != nullptr) details::DecWeakRef(details::ObjectUnsafe::Header(data_));
+    data_ = nullptr;
+  }
+
+ private:
+  TVM_FFI_HIDDEN WeakObjectPtr(T* data, bool) noexcept : data_(data) {
+    if (data_ != nullptr) details::IncWeakRef(details::ObjectUnsafe::Header(data_));
+  }
+  T* data_ = nullptr;
+};
 
 static_assert(sizeof(Object) == sizeof(TVMFFIObject), "Object is exactly the C header");
 static_assert(sizeof(ObjectRef) == sizeof(void*), "a handle is one pointer");

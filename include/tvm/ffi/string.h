@@ -15,8 +15,15 @@
 #include <tvm/ffi/object.h>
 
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <string_view>
+
+// compat: apache-tvm-ffi. The standard headers its string.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#include <ctime>
+#include <iomanip>
+#include <locale>
 
 namespace tvm {
 namespace ffi {
@@ -129,8 +136,9 @@ class TVM_FFI_HIDDEN_MEMBERS CharsHandle {
  public:
   TVM_FFI_HIDDEN CharsHandle() noexcept = default;
   TVM_FFI_HIDDEN CharsHandle(const char* data, size_t size) : chars_(data, size) {}
+  // A null C string is the empty text (as before the switch), not a crash.
   TVM_FFI_HIDDEN CharsHandle(const char* text)  // NOLINT: implicit
-      : chars_(text, std::char_traits<char>::length(text)) {}
+      : chars_(text == nullptr ? "" : text, text == nullptr ? 0 : std::char_traits<char>::length(text)) {}
   TVM_FFI_HIDDEN CharsHandle(const std::string& s) : chars_(s.data(), s.size()) {}  // NOLINT
   TVM_FFI_HIDDEN CharsHandle(std::string_view s) : chars_(s.data(), s.size()) {}    // NOLINT
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(CharsHandle);
@@ -158,29 +166,49 @@ class TVM_FFI_HIDDEN_MEMBERS CharsHandle {
   TVM_FFI_HIDDEN int compare(std::string_view other) const noexcept {
     return std::string_view(*this).compare(other);
   }
-  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, std::string_view b) noexcept {
-    return std::string_view(a) == b;
+  // Comparisons by content with String/Bytes, std::string, std::string_view and C strings,
+  // on either side (apache-tvm-ffi's set; an exact overload for each avoids ambiguity).
+#define TVM_FFI_DETAIL_CHARS_COMPARE(Other)                                              \
+  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, Other b) noexcept {           \
+    return std::string_view(a) == Text(b);                                             \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, Other b) noexcept {           \
+    return std::string_view(a) != Text(b);                                             \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator<(const Derived& a, Other b) noexcept {            \
+    return std::string_view(a) < Text(b);                                              \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator<=(const Derived& a, Other b) noexcept {           \
+    return std::string_view(a) <= Text(b);                                             \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator>(const Derived& a, Other b) noexcept {            \
+    return std::string_view(a) > Text(b);                                              \
+  }                                                                                      \
+  TVM_FFI_HIDDEN friend bool operator>=(const Derived& a, Other b) noexcept {           \
+    return std::string_view(a) >= Text(b);                                             \
   }
-  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, std::string_view b) noexcept {
-    return std::string_view(a) != b;
-  }
-  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, const Derived& b) noexcept {
-    return std::string_view(a) == std::string_view(b);
-  }
-  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, const Derived& b) noexcept {
-    return std::string_view(a) != std::string_view(b);
-  }
-  TVM_FFI_HIDDEN friend bool operator==(const Derived& a, const char* b) noexcept {
-    return std::string_view(a) == std::string_view(b);
-  }
-  TVM_FFI_HIDDEN friend bool operator!=(const Derived& a, const char* b) noexcept {
-    return std::string_view(a) != std::string_view(b);
-  }
-  TVM_FFI_HIDDEN friend bool operator<(const Derived& a, const Derived& b) noexcept {
-    return std::string_view(a) < std::string_view(b);
-  }
+#define TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(Other)                                     \
+  TVM_FFI_HIDDEN friend bool operator==(Other a, const Derived& b) noexcept { return b == a; } \
+  TVM_FFI_HIDDEN friend bool operator!=(Other a, const Derived& b) noexcept { return b != a; } \
+  TVM_FFI_HIDDEN friend bool operator<(Other a, const Derived& b) noexcept { return b > a; }   \
+  TVM_FFI_HIDDEN friend bool operator<=(Other a, const Derived& b) noexcept { return b >= a; } \
+  TVM_FFI_HIDDEN friend bool operator>(Other a, const Derived& b) noexcept { return b < a; }   \
+  TVM_FFI_HIDDEN friend bool operator>=(Other a, const Derived& b) noexcept { return b <= a; }
+  TVM_FFI_DETAIL_CHARS_COMPARE(const Derived&)
+  TVM_FFI_DETAIL_CHARS_COMPARE(const std::string&)
+  TVM_FFI_DETAIL_CHARS_COMPARE(std::string_view)
+  TVM_FFI_DETAIL_CHARS_COMPARE(const char*)
+  TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(const std::string&)
+  TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(std::string_view)
+  TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED(const char*)
+#undef TVM_FFI_DETAIL_CHARS_COMPARE
+#undef TVM_FFI_DETAIL_CHARS_COMPARE_REVERSED
 
  private:
+  TVM_FFI_HIDDEN static std::string_view Text(std::string_view s) noexcept { return s; }
+  TVM_FFI_HIDDEN static std::string_view Text(const char* s) noexcept {
+    return s == nullptr ? std::string_view() : std::string_view(s);
+  }
   CharsAny<kSmall, Obj> chars_;
   friend struct CharsAccess;
 };
@@ -211,7 +239,8 @@ class TVM_FFI_HIDDEN_MEMBERS Bytes
   // the class's default visibility.
   TVM_FFI_HIDDEN Bytes() noexcept = default;
   TVM_FFI_HIDDEN Bytes(const char* data, size_t size) : CharsHandle(data, size) {}
-  TVM_FFI_HIDDEN Bytes(const char* text) : CharsHandle(text) {}         // NOLINT
+  // Explicit: a C string usually ends before a binary blob does (at its first NUL).
+  TVM_FFI_HIDDEN explicit Bytes(const char* text) : CharsHandle(text) {}
   TVM_FFI_HIDDEN Bytes(const std::string& text) : CharsHandle(text) {}  // NOLINT
   TVM_FFI_HIDDEN Bytes(std::string_view text) : CharsHandle(text) {}    // NOLINT
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Bytes);
@@ -222,6 +251,11 @@ TVM_FFI_HIDDEN inline String operator+(const String& a, std::string_view b) {
   std::string s(a);
   s.append(b.data(), b.size());
   return String(s);
+}
+
+// compat: apache-tvm-ffi: the characters, embedded NULs included.
+TVM_FFI_HIDDEN inline std::ostream& operator<<(std::ostream& os, const String& s) {
+  return os.write(s.data(), static_cast<std::streamsize>(s.size()));
 }
 
 static_assert(sizeof(String) == sizeof(TVMFFIAny), "String is one TVMFFIAny");
@@ -304,6 +338,23 @@ struct TypeTraits<std::string> {
   static void Schema(std::string* out) { *out += kStrSchema; }
 };
 
+/*! \brief A view of the caller's text for the call (a result is copied into a String). */
+template <>
+struct TypeTraits<std::string_view> {
+  static constexpr bool kEnabled = true;
+  // A view slot owns nothing and a string_view has no NUL to lend: pass a String instead.
+  static void CopyToView(std::string_view v, TVMFFIAny* out) = delete;
+  static void MoveToAny(std::string_view v, TVMFFIAny* out) {
+    TypeTraits<String>::MoveToAny(String(v), out);
+  }
+  static std::optional<std::string_view> TryFromView(const TVMFFIAny& v) {
+    TVMFFIByteArray b;
+    if (!ViewStrBytes(v, &b)) return std::nullopt;
+    return std::string_view(b.data, b.size);
+  }
+  static void TypeName(std::string* out) { *out += "str"; }
+  static void Schema(std::string* out) { *out += kStrSchema; }
+};
 /*! \brief Arguments only: a NUL-terminated view of the caller's text. */
 template <>
 struct TypeTraits<const char*> {
@@ -334,5 +385,22 @@ struct TypeTraits<const char*> {
 }  // namespace ffi
 }  // namespace tvm
 TVM_FFI_DETAIL_HIDDEN_END
+
+// compat: apache-tvm-ffi: String and Bytes as keys of std::unordered_map, hashed as the
+// same characters in a std::string_view.
+namespace std {
+template <>
+struct hash<::tvm::ffi::String> {
+  TVM_FFI_HIDDEN size_t operator()(const ::tvm::ffi::String& s) const noexcept {
+    return hash<string_view>()(string_view(s));
+  }
+};
+template <>
+struct hash<::tvm::ffi::Bytes> {
+  TVM_FFI_HIDDEN size_t operator()(const ::tvm::ffi::Bytes& s) const noexcept {
+    return hash<string_view>()(string_view(s));
+  }
+};
+}  // namespace std
 
 #endif  // TVM_FFI_STRING_H_

@@ -20,8 +20,7 @@ from typing import TypeVar
 
 import tvm_ffi
 
-from .. import _cuda_toolkit, _log
-from .._apache_abi import vet
+from .. import _cuda_toolkit, _log, config
 from .._private_dir import open_private_dir
 from ..utils import _embed_layout
 from . import (
@@ -55,6 +54,8 @@ lookup_only: contextvars.ContextVar[bool] = contextvars.ContextVar("lookup_only"
 
 
 verbose_requested = _hit_index.verbose_requested
+# The build directory's link to the folder of the package's libtvm_ffi.so (see _plan).
+_RUNTIME_LINK = "lib/tvm_ffi"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,7 +178,14 @@ def _plan(
     # module. A compiler without a shared libstdc++ links libstdc++.a; exported, its unique
     # template members bind to the process's libstdc++.so.6 (torch loads it) and the module's
     # iostreams crash on the other runtime's locale tables (docs/dev/cxx_runtime.md).
-    ldflags = ["-Wl,-z,defs", "-Wl,--exclude-libs,ALL", *ldflags, "-ldl", "-pthread"]
+    # -ltvm_ffi: the module's TVMFFI* calls bind to the runtime, named by its soname
+    # (DT_NEEDED libtvm_ffi.so) and no rpath: the process that loads a module already holds
+    # a libtvm_ffi.so (this package's, loaded by tvm_ffi._core, or apache-tvm-ffi's), and the
+    # dynamic linker takes the loaded one by that name; a path would also differ per install.
+    # Through a link in the build directory, as the headers are (see _dir_links).
+    links.append(_dir_links.DirLink(_RUNTIME_LINK, os.path.dirname(config.get_libtvm_ffi_path())))
+    ldflags = ["-Wl,-z,defs", "-Wl,--exclude-libs,ALL", *ldflags, f"-L{_RUNTIME_LINK}",
+               "-ltvm_ffi", "-ldl", "-pthread"]  # fmt: skip
     # The faster linker only where no linker option of the user's is passed on: those are
     # written for the compiler's default (gold has no -z undefs, for one). An object
     # output is merged by the compiler's own `-r` (or not at all): no linker to choose.
@@ -414,7 +422,7 @@ def _built(spec: Spec, build_directory, verbose: bool) -> Iterator[Path]:
             if request == "":  # not through the hit index (build_library's own callers)
                 request = _hit_index.request_key(spec)
             # The next fresh process finds it (not one built privately, see _cached_privately).
-            if request is not None and path.parent.parent == root and _indexable(path):
+            if request is not None and path.parent.parent == root:
                 _hit_index.record(root_fd, root, request, path, sorted(set(tools)))
             if "TVM_FFI_RECORD" in os.environ:
                 from . import _record
@@ -480,17 +488,6 @@ def _entry(
     key = _keys.module_key(spec, ninja_text, tools, root, plan.sources, cuda_root)
     library = plan.output.rsplit("/", 1)[-1]
     return CacheEntry(spec, plan, ninja_text, f"{spec.stem}{kind}_{key}", library, linker)
-
-
-def _indexable(path: Path) -> bool:
-    """Whether a fresh process may load ``path`` straight from the hit index. That hit skips
-    load_module's check for apache-tvm-ffi binaries, so a library that fails it (linked
-    with libtvm_ffi.so through extra_ldflags or an object file) gets no record: each
-    process then takes the full way, and load_module refuses it with that error. A
-    published library never changes, so one check here stands for every later hit."""
-    if path.suffix == ".o":  # output="x.o": never loaded
-        return True
-    return vet(str(path)) is None  # a pass also spares the load that follows its check
 
 
 def _runtime_entry(spec: Spec, root: Path, tools_out: list[str]) -> CacheEntry:

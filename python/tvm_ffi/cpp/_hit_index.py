@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "ABI",
     "RECIPE",
     "feed_spec",
     "file_stamp",
@@ -73,6 +74,11 @@ _events: dict[str, list[int]] = {}
 
 #: Bump when the build recipe changes in a way that must invalidate cached libraries.
 RECIPE = "4"
+#: The C ABI the JIT's modules are built for and linked against (the package's libtvm_ffi.so):
+#: apache-tvm-ffi's of the 0.1 series. Named in every key (request, module, remote entry), so
+#: that no module built for another one (ABI version 3, before this package took tvm-ffi's)
+#: is ever found for a request, even where the package's files did not change.
+ABI = "tvm-ffi-c-abi-0.1"
 _memo: dict[str, str] = {}
 
 
@@ -210,6 +216,7 @@ def request_key(spec, recipe: str = RECIPE) -> str | None:
     this cache, never a module (that is ``_keys.module_key``'s)."""
     hasher = _cache.KeyHasher()
     hasher.add("recipe", recipe)
+    hasher.add("abi", ABI)
     hasher.add("version", tvm_ffi.__version__)
     hasher.add("package", os.path.dirname(tvm_ffi.__file__))
     hasher.add("python", sys.executable)

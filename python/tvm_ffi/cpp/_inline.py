@@ -201,8 +201,7 @@ def _build_and_load(spec: _spec.Spec, build_directory, verbose: bool) -> Any:
     if found is not None:
         # Built by this package into its private cache, and found sound by the lookup (an
         # ELF library for this CPU, whole, reached without following a link): load_module's
-        # file check would repeat that, and a library that fails its apache-tvm-ffi binary
-        # check (_apache_abi) is never recorded (see _cached_build._indexable).
+        # file check would repeat that.
         from tvm_ffi._core import load_module
 
         return load_module(found)

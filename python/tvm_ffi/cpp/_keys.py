@@ -129,6 +129,7 @@ def module_key(
         places[tool] = f"${label}"
     hasher = _cache.KeyHasher()
     hasher.add("recipe", _hit_index.RECIPE)
+    hasher.add("abi", _hit_index.ABI)
     hasher.add("version", tvm_ffi.__version__)  # looked up per call, never bound at import
     hasher.add("machine", os.uname().machine)
     hasher.add("package", package_digest(root))

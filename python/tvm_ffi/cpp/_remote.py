@@ -38,8 +38,9 @@ class Refused(Exception):
     """An entry that must not be loaded; the message says why, in a few words."""
 
 
-def _signed_text(name: str, library: str, machine: str, size: int, digest: str) -> bytes:
-    return f"tvm-ffi-remote-cache 1\n{name}\n{library}\n{machine}\n{size}\n{digest}\n".encode()
+def _signed_text(name: str, library: str, machine: str, size: int, digest: str, abi: str) -> bytes:
+    text = f"tvm-ffi-remote-cache 1\n{name}\n{library}\n{machine}\n{size}\n{digest}\n{abi}\n"
+    return text.encode()
 
 
 def pack(name: str, library: str, payload: bytes, signer: object | None) -> bytes:
@@ -47,19 +48,22 @@ def pack(name: str, library: str, payload: bytes, signer: object | None) -> byte
     import hashlib
 
     machine, size, digest = os.uname().machine, len(payload), hashlib.sha256(payload).hexdigest()
+    abi = _hit_index.ABI
     header = {"name": name, "library": library, "machine": machine, "size": size,
-              "sha256": digest, "scheme": "", "signature": ""}  # fmt: skip
+              "sha256": digest, "abi": abi, "scheme": "", "signature": ""}  # fmt: skip
     if signer is not None:
         header["scheme"] = signer.name
-        header["signature"] = signer.sign(_signed_text(name, library, machine, size, digest))
+        header["signature"] = signer.sign(_signed_text(name, library, machine, size, digest, abi))
     return _MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + payload
 
 
 def unpack(
     blob: bytes, name: str, library: str, signer: object | None, allow_unsigned: bool
 ) -> bytes:
-    """The library bytes of ``blob`` if it is entry ``name``'s ``library``, for this machine,
-    signed by ``signer`` (or unsigned, when allowed) and whole; else :class:`Refused`."""
+    """The library bytes of ``blob`` if it is entry ``name``'s ``library``, for this machine
+    and C ABI, signed by ``signer`` (or unsigned, when allowed) and whole; else
+    :class:`Refused`. An entry without an ABI was stored before the package took tvm-ffi's C
+    ABI (its modules call ABI version 3): refused whatever its key."""
     import hashlib
 
     end = blob.find(b"\n", len(_MAGIC), len(_MAGIC) + _MAX_HEADER)
@@ -69,13 +73,16 @@ def unpack(
         header = json.loads(blob[len(_MAGIC) : end])
         fields = [header[k] for k in ("name", "library", "machine", "size", "sha256")]
         scheme, signature = header["scheme"], header["signature"]
-    except (ValueError, KeyError, TypeError):
+        abi = header.get("abi", "ABI version 3")
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise Refused("malformed header") from None
     if fields[:2] != [name, library]:
         raise Refused(f"the entry is {fields[0]}/{fields[1]}, not this key")
     machine = os.uname().machine
     if fields[2] != machine:
         raise Refused(f"built for {fields[2]!r}, this machine is {machine!r}")
+    if abi != _hit_index.ABI:
+        raise Refused(f"built for the C ABI {abi!r}, this package's is {_hit_index.ABI!r}")
     if not signature:
         if not allow_unsigned:
             raise Refused(f"unsigned (set {UNSIGNED_ENV}=allow to accept unsigned entries)")
@@ -83,7 +90,7 @@ def unpack(
         raise Refused(f"signed, but this host has no key to verify it (set {_sign.KEY_ENV})")
     elif scheme != signer.name:
         raise Refused(f"signed with {scheme!r}, this host verifies {signer.name!r}")
-    elif not signer.verify(_signed_text(*fields), signature):
+    elif not signer.verify(_signed_text(*fields, abi), signature):
         raise Refused("bad signature (another key, or an altered header)")
     payload = blob[end + 1 :]
     if len(payload) != fields[3]:

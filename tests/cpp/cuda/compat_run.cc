@@ -80,7 +80,7 @@ int main() {
     runtime.stream = stream;
     runtime.attrs = attrs;
     runtime.numAttrs = 2;
-    const CUlaunchConfig driver = tvm::ffi::detail::DriverLaunchConfig(runtime);
+    const CUlaunchConfig driver = tvm::ffi::details::DriverLaunchConfig(runtime);
     std::printf("runtime config: grid %u %u %u block %u %u %u smem %u stream %p attrs %u [id %d "
                 "cooperative %d] [id %d cluster %u] shared: %s\n",
                 driver.gridDimX, driver.gridDimY, driver.gridDimZ, driver.blockDimX,

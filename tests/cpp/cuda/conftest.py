@@ -1,6 +1,8 @@
 """The toolchain the CUDA header tests compile with: the C++ compiler, the CUDA toolkit's
-headers and nvcc, each test's flags (-std=c++17 -Wall -Wextra -Werror). A missing tool skips;
-a compile error is returned for the test to judge (it is our code)."""
+headers and nvcc, each test's flags (-std=c++17 -Wall -Wextra -Werror), and the runtime a linked
+program or library binds to (libtvm_ffi.so built by helpers.next_runtime: the headers' errors
+and functions call it). A missing tool skips; a compile error is returned for the test to judge
+(it is our code)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from helpers import next_runtime
 
 HERE = Path(__file__).resolve().parent
 INCLUDE = HERE.parents[2] / "include"
@@ -41,11 +45,19 @@ class Toolchain:
             pytest.skip("needs nvcc")
         return nvcc
 
+    @property
+    def runtime_link(self) -> list[str]:
+        """``-L <dir> -ltvm_ffi -Wl,-rpath,<dir>``: what a link of code using the headers adds."""
+        folder = next_runtime.build().parent
+        return [f"-L{folder}", "-ltvm_ffi", f"-Wl,-rpath,{folder}"]
+
     def gxx(self, source: Path, out: Path, *extra: str, pic: bool = True):
-        """``c++ -std=c++17 -Wall -Wextra -Werror [-fPIC] -I include -I <cuda>/include``."""
+        """``c++ -std=c++17 -Wall -Wextra -Werror [-fPIC] -I include -I <cuda>/include``, and
+        the runtime's link flags unless ``-c`` is among ``extra``."""
         cmd = [self.cxx, "-std=c++17", *WARNINGS, *(["-fPIC"] if pic else [])]
         cmd += [f"-I{INCLUDE}", f"-I{self.cuda_home / 'include'}", *extra, str(source)]
-        return subprocess.run([*cmd, "-o", str(out)], capture_output=True, text=True)
+        link = [] if "-c" in extra else self.runtime_link
+        return subprocess.run([*cmd, "-o", str(out), *link], capture_output=True, text=True)
 
     def nvcc_compile(self, source: Path, out: Path, *extra: str):
         """``nvcc -x cu -c`` with the same warnings as errors, host and device side."""

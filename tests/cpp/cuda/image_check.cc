@@ -17,30 +17,30 @@
 
 namespace {
 
-namespace detail = tvm::ffi::detail;
+namespace details = tvm::ffi::details;
 
 std::string Verdict(const char* data, size_t n) {
-  const detail::ImageInfo info = detail::InspectImage(data, n);
+  const details::ImageInfo info = details::InspectImage(data, n);
   // Standalone, CubinArch must stay in bounds on any bytes; its result is not compared.
-  if (detail::CubinArch(data, n).size() > 64) std::abort();
+  if (details::CubinArch(data, n).size() > 64) std::abort();
   if (!info.error.empty()) {
     std::string line = "error ";
     for (char c : info.error) line += c == '\n' ? std::string("\\n") : std::string(1, c);
     return line;
   }
   std::string line =
-      std::string("ok ") + detail::ImageKindName(info.kind) + (info.nul_terminated ? " nul" : " -");
-  for (const detail::ImageEntry& e : info.entries) {
-    line += std::string(" ") + detail::ImageKindName(e.kind) + ":" + e.arch;
+      std::string("ok ") + details::ImageKindName(info.kind) + (info.nul_terminated ? " nul" : " -");
+  for (const details::ImageEntry& e : info.entries) {
+    line += std::string(" ") + details::ImageKindName(e.kind) + ":" + e.arch;
   }
   // The unsized path: for an accepted image (PTX with its NUL) SelfDescribedSize reads
   // nothing past it, stays within it, and InspectImage accepts that many bytes too.
-  if (info.kind != detail::ImageKind::kPtx || info.nul_terminated) {
-    const size_t size = detail::SelfDescribedSize(data);
+  if (info.kind != details::ImageKind::kPtx || info.nul_terminated) {
+    const size_t size = details::SelfDescribedSize(data);
     if (size == 0 || size > n) {
       line += " SelfDescribedSize=" + std::to_string(size);
     } else {
-      const detail::ImageInfo again = detail::InspectImage(data, size);
+      const details::ImageInfo again = details::InspectImage(data, size);
       if (!again.error.empty() || again.kind != info.kind) {
         line += " SelfDescribedSize=" + std::to_string(size) + " (" + again.error + ")";
       }

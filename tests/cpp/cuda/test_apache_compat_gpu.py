@@ -59,6 +59,7 @@ WRAPPER = r"""
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/extra/cuda/cubin_launcher.h>
 #include <tvm/ffi/extra/cuda/device_guard.h>
+#include <tvm/ffi/extra/stl.h>  // std::vector results, as in apache-tvm-ffi
 #include <tvm/ffi/function.h>
 
 #include <vector>

@@ -35,6 +35,7 @@ WRAPPER = r"""
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/extra/cuda/cubin_launcher.h>
+#include <tvm/ffi/extra/stl.h>  // std::vector results, as in apache-tvm-ffi
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 

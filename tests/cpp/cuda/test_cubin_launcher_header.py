@@ -37,7 +37,8 @@ def test_typed_launch_refuses_objects(toolchain, tmp_path):
 
 
 def test_library_needs_no_cuda_library(toolchain, tmp_path):
-    """The guide's code plus an embedded image links with no CUDA library and loads."""
+    """The guide's code plus an embedded image links with no CUDA library (only the tvm-ffi
+    runtime) and loads."""
     if shutil.which("ld") is None or shutil.which("objcopy") is None:
         pytest.skip("needs binutils")
     nvcc = toolchain.nvcc
@@ -62,6 +63,7 @@ def test_library_needs_no_cuda_library(toolchain, tmp_path):
             "-o",
             str(lib),
             "-Wl,-z,noexecstack,-z,defs",
+            *toolchain.runtime_link,
         ],
         check=True,
     )

@@ -20,20 +20,20 @@ DEFINITIONS = {
     2: "tvm/ffi/extra/cuda/detail/launcher_definitions_modules.h",
 }
 PART_1 = [
-    "tvm::ffi::detail::InspectImage(char const*, unsigned long)",
-    "tvm::ffi::detail::InspectCubin(char const*, unsigned long, tvm::ffi::detail::ImageInfo*)",
-    "tvm::ffi::detail::CubinArch[abi:cxx11](char const*, unsigned long)",
-    "tvm::ffi::detail::SelfDescribedSize(char const*)",
-    "tvm::ffi::detail::DriverApi::Load()",
-    "tvm::ffi::detail::DriverErrorText[abi:cxx11](int)",
-    "tvm::ffi::detail::TakeLaunchFailureNote[abi:cxx11](int)",
+    "tvm::ffi::details::InspectImage(char const*, unsigned long)",
+    "tvm::ffi::details::InspectCubin(char const*, unsigned long, tvm::ffi::details::ImageInfo*)",
+    "tvm::ffi::details::CubinArch[abi:cxx11](char const*, unsigned long)",
+    "tvm::ffi::details::SelfDescribedSize(char const*)",
+    "tvm::ffi::details::DriverApi::Load()",
+    "tvm::ffi::details::DriverErrorText[abi:cxx11](int)",
+    "tvm::ffi::details::TakeLaunchFailureNote[abi:cxx11](int)",
 ]
 PART_2 = [
     "tvm::ffi::CubinModule::Load(std::__cxx11::basic_string<char, std::char_traits<char>, "
     "std::allocator<char> >, char const*, unsigned long, bool)",
     "tvm::ffi::CubinModule::GetKernel(std::__cxx11::basic_string<char, std::char_traits<char>, "
     "std::allocator<char> > const&) const",
-    "tvm::ffi::CubinModule::ListKernelsForError[abi:cxx11](tvm::ffi::detail::LibraryState const&)",
+    "tvm::ffi::CubinModule::ListKernelsForError[abi:cxx11](tvm::ffi::details::LibraryState const&)",
     "tvm::ffi::CubinKernel::LaunchEmpty()",
 ]
 
@@ -120,11 +120,13 @@ def test_library_links_with_the_parts(toolchain, tmp_path):
     )
     lib = tmp_path / "libguide.so"
     cmd = [toolchain.cxx, "-shared", *map(str, objects), str(image), "-o", str(lib)]
-    proc = subprocess.run([*cmd, "-Wl,-z,defs", "-ldl", "-pthread"], capture_output=True, text=True)
+    link = ["-Wl,-z,defs", "-ldl", "-pthread", *toolchain.runtime_link]
+    proc = subprocess.run([*cmd, *link], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     # Without the parts the run-once functions are missing: the link names one.
     proc = subprocess.run(
-        [toolchain.cxx, "-shared", str(objects[0]), str(image), "-o", str(lib), "-Wl,-z,defs"],
+        [toolchain.cxx, "-shared", str(objects[0]), str(image), "-o", str(lib), "-Wl,-z,defs",
+         *toolchain.runtime_link],
         capture_output=True,
         text=True,
     )

@@ -14,7 +14,7 @@
 
 namespace {
 
-namespace detail = tvm::ffi::detail;
+namespace details = tvm::ffi::details;
 
 // Reads the first and last byte of what Data hands out, so that a range it wrongly claims
 // lies in the file is touched under ASan.
@@ -35,13 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool exports_cxx_runtime = false;
   (void)tvm_ffi_py::ListExportedFunctions(d, size, &names, &error, &exports_cxx_runtime);
 
-  detail::Elf64Sections sections;
+  details::Elf64Sections sections;
   if (!sections.Open(d, size)) return 0;
   const bool any_names = sections.OpenNames(0);
-  const bool string_names = sections.OpenNames(detail::kShtStrtab);
+  const bool string_names = sections.OpenNames(details::kShtStrtab);
   static const char kDynsym[] = ".dynsym", kInfo[] = ".nv.info.add_one";
   for (uint16_t i = 0; i < sections.count(); ++i) {
-    const detail::Elf64Section section = sections[i];
+    const details::Elf64Section section = sections[i];
     Touch(sections.Data(section), section.size);
     if (any_names || string_names) {
       (void)sections.NameIs(section, kDynsym, sizeof(kDynsym));

@@ -14,7 +14,7 @@
 
 namespace {
 
-namespace detail = tvm::ffi::detail;
+namespace details = tvm::ffi::details;
 
 // A broken promise is a finding like an overread: abort, so that the sanitizer runtime reports
 // it and the fuzzer saves the input.
@@ -27,24 +27,24 @@ namespace detail = tvm::ffi::detail;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* d = reinterpret_cast<const char*>(data);
-  const detail::ImageInfo info = detail::InspectImage(d, size);
-  (void)detail::DescribeArchs(info);
-  (void)detail::CubinArch(d, size);  // also called alone, on images InspectImage refuses
-  std::vector<detail::ParamSlot> slots;
-  (void)detail::ImageParamLayout(d, size, "add_one", &slots);
+  const details::ImageInfo info = details::InspectImage(d, size);
+  (void)details::DescribeArchs(info);
+  (void)details::CubinArch(d, size);  // also called alone, on images InspectImage refuses
+  std::vector<details::ParamSlot> slots;
+  (void)details::ImageParamLayout(d, size, "add_one", &slots);
   // Inside an image a section's overread stays in the buffer, unseen by ASan: the record
   // parser also reads the input alone, where its end is the buffer's end.
-  (void)detail::ParseKernelInfo(d, size, &slots);
+  (void)details::ParseKernelInfo(d, size, &slots);
   if (!info.error.empty()) return 0;
-  if (info.kind == detail::ImageKind::kUnknown) Broken("accepted with no kind", size, "");
+  if (info.kind == details::ImageKind::kUnknown) Broken("accepted with no kind", size, "");
   // The unsized constructor's path: SelfDescribedSize trusts the header, so it is promised
   // only for accepted images (PTX: those that hold their NUL).
-  if (info.kind == detail::ImageKind::kPtx && !info.nul_terminated) return 0;
-  const size_t described = detail::SelfDescribedSize(d);
+  if (info.kind == details::ImageKind::kPtx && !info.nul_terminated) return 0;
+  const size_t described = details::SelfDescribedSize(d);
   if (described == 0 || described > size) {
     Broken("SelfDescribedSize out of the image", size, std::to_string(described));
   }
-  const detail::ImageInfo again = detail::InspectImage(d, described);
+  const details::ImageInfo again = details::InspectImage(d, described);
   if (!again.error.empty() || again.kind != info.kind) {
     Broken("the first SelfDescribedSize bytes are refused", size,
            std::to_string(described) + ": " + again.error);

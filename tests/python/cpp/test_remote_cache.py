@@ -157,12 +157,20 @@ def _repacked(**changes):
         fields = json.loads(header)
         payload = changes.get("payload", lambda p: p)(payload)
         signed = _remote.pack(name, fields["library"], payload, _sign.HmacSigner(KEY.encode()))
-        if "machine" in changes:
+        if "machine" in changes or "abi" in changes:
             fields = json.loads(signed.split(b"\n", 2)[1])
-            fields["machine"] = changes["machine"]
+            fields["machine"] = changes.get("machine", fields["machine"])
+            fields["abi"] = changes.get("abi", fields["abi"])
+            if fields["abi"] is None:  # stored before the header named one
+                del fields["abi"]
             fields["signature"] = _sign.HmacSigner(KEY.encode()).sign(
                 _remote._signed_text(
-                    name, fields["library"], fields["machine"], fields["size"], fields["sha256"]
+                    name,
+                    fields["library"],
+                    fields["machine"],
+                    fields["size"],
+                    fields["sha256"],
+                    fields.get("abi", ""),
                 )
             )
             signed = magic + b"\n" + json.dumps(fields).encode() + b"\n" + payload
@@ -182,6 +190,12 @@ REFUSALS = {
     "wrong arch": (_repacked(machine="aarch64"), {},
                    f"built for 'aarch64', this machine is '{os.uname().machine}'"),
     "not ELF": (_repacked(payload=lambda p: b"#!/bin/sh\n" + p[10:]), {}, None),
+    # Stored by a release whose modules called ABI version 3: its header names no ABI.
+    "ABI version 3": (_repacked(abi=None), {},
+                      "built for the C ABI 'ABI version 3', this package's is 'tvm-ffi-c-abi-0.1'"),
+    "another ABI": (_repacked(abi="tvm-ffi-c-abi-0.2"), {},
+                    "built for the C ABI 'tvm-ffi-c-abi-0.2', this package's is "
+                    "'tvm-ffi-c-abi-0.1'"),
 }  # fmt: skip
 
 

@@ -16,6 +16,10 @@
 #include <iterator>
 #include <vector>
 
+// compat: apache-tvm-ffi. The standard headers its array.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#include <algorithm>
+
 namespace tvm {
 namespace ffi {
 

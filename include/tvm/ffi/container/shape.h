@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <ostream>
 #include <vector>
 
 namespace tvm {
@@ -20,6 +21,12 @@ class TVM_FFI_HIDDEN_MEMBERS ShapeView {
  public:
   TVM_FFI_HIDDEN ShapeView() noexcept = default;
   TVM_FFI_HIDDEN ShapeView(const int64_t* data, size_t size) noexcept : data_(data), size_(size) {}
+  // compat: apache-tvm-ffi: `Tensor::FromEnvAlloc(alloc, {n, m}, ...)`; the list must outlive
+  // the view (it does for the length of a call).
+  TVM_FFI_HIDDEN ShapeView(const std::initializer_list<int64_t>& v) noexcept {  // NOLINT
+    data_ = v.begin();
+    size_ = v.size();
+  }
   TVM_FFI_HIDDEN ShapeView(const std::vector<int64_t>& values) noexcept  // NOLINT
       : data_(values.data()), size_(values.size()) {}
   TVM_FFI_HIDDEN const int64_t* data() const noexcept { return data_; }
@@ -100,6 +107,13 @@ class TVM_FFI_HIDDEN_MEMBERS Shape : public ObjectRef {
     return obj;
   }
 };
+
+// compat: apache-tvm-ffi: prints "[2, 3]".
+TVM_FFI_HIDDEN inline std::ostream& operator<<(std::ostream& os, const Shape& shape) {
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i) os << (i != 0 ? ", " : "") << shape[i];
+  return os << ']';
+}
 
 }  // namespace ffi
 }  // namespace tvm

@@ -28,6 +28,34 @@ TVM_FFI_HIDDEN inline bool IsAligned(const DLTensor& t, size_t alignment) noexce
 }
 
 namespace details {
+
+/*!
+ * \brief Refuses, before any allocator runs, a shape with a negative extent or whose size in
+ *  bytes does not fit in int64 (an allocator would get a wrapped, small size).
+ */
+TVM_FFI_HIDDEN inline void CheckAllocSize(const char* op, ShapeView shape, DLDataType dtype) {
+  const int64_t bits = int64_t{dtype.bits} * dtype.lanes;
+  int64_t bytes = (bits + 7) / 8;
+  bool overflow = false, empty = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    empty = empty || shape[d] == 0;
+    if (TVM_FFI_UNLIKELY(shape[d] < 0)) {
+      TVM_FFI_THROW(ValueError) << op << ": dimension " << d << " of the shape is " << shape[d]
+                                << " (expected a size >= 0)";
+    }
+    if (!overflow && shape[d] != 0 && bytes > INT64_MAX / shape[d]) overflow = true;
+    if (!overflow) bytes *= shape[d];
+  }
+  if (TVM_FFI_UNLIKELY(overflow && !empty)) {
+    std::string dims;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      dims += (d == 0 ? "" : ", ");
+      AppendTo(dims, shape[d]);
+    }
+    TVM_FFI_THROW(ValueError) << op << ": a " << dtype << " tensor of shape (" << dims
+                              << ") is too large: its size in bytes does not fit in int64";
+  }
+}
 /*! \brief The accessors TensorView and Tensor share, over `Self::DLRef()` (a DLTensor&). */
 template <typename Self>
 class TVM_FFI_HIDDEN_MEMBERS TensorAccessors {
@@ -55,8 +83,9 @@ class TVM_FFI_HIDDEN_MEMBERS TensorAccessors {
     return s;
   }
   TVM_FFI_HIDDEN int64_t numel() const noexcept { return shape().Product(); }
+  /*! \brief Row-major without gaps; a tensor without elements always is (nothing to lay out). */
   TVM_FFI_HIDDEN bool IsContiguous() const noexcept {
-    if (T().strides == nullptr) return true;
+    if (T().strides == nullptr || numel() == 0) return true;
     int64_t expected = 1;
     for (int32_t d = T().ndim - 1; d >= 0; --d) {
       if (T().shape[d] == 1) continue;
@@ -79,8 +108,13 @@ class TVM_FFI_HIDDEN_MEMBERS TensorAccessors {
     const int64_t n = T().ndim;
     const int64_t d = dim < 0 ? dim + n : dim;
     if (TVM_FFI_UNLIKELY(d < 0 || d >= n)) {
-      TVM_FFI_THROW(IndexError) << "Tensor::" << method << "(" << dim << ") on a tensor of " << n
-                                << " dimension" << (n == 1 ? "" : "s");
+      if (n == 0) {
+        TVM_FFI_THROW(IndexError) << "Tensor::" << method << "(" << dim
+                                  << "): a 0-d tensor has no dimensions";
+      }
+      TVM_FFI_THROW(IndexError) << "Tensor::" << method << "(" << dim
+                                << "): dimension out of range for a tensor of ndim " << n
+                                << " (expected " << -n << " to " << n - 1 << ")";
     }
     return d;
   }
@@ -194,6 +228,7 @@ class TVM_FFI_HIDDEN_MEMBERS Tensor : public ObjectRef, public details::TensorAc
    */
   TVM_FFI_HIDDEN static Tensor FromEnvAlloc(int (*env_alloc)(DLTensor*, TVMFFIObjectHandle*),
                                             ShapeView shape, DLDataType dtype, DLDevice device) {
+    details::CheckAllocSize("Tensor::FromEnvAlloc", shape, dtype);
     DLTensor prototype{};
     prototype.device = device;
     prototype.dtype = dtype;
@@ -215,6 +250,7 @@ class TVM_FFI_HIDDEN_MEMBERS Tensor : public ObjectRef, public details::TensorAc
   template <typename Alloc, typename... Extra>
   TVM_FFI_HIDDEN static Tensor FromNDAlloc(Alloc alloc, ShapeView shape, DLDataType dtype,
                                            DLDevice device, Extra&&... extra) {
+    details::CheckAllocSize("Tensor::FromNDAlloc", shape, dtype);
     std::vector<int64_t> strides(shape.size());
     int64_t s = 1;
     for (size_t i = shape.size(); i-- > 0;) {
@@ -285,6 +321,31 @@ struct TypeTraits<TensorView> {
   static void TypeName(std::string* out) { *out += "Tensor"; }
   static void Schema(std::string* out) { *out += R"({"type":"DLTensor*"})"; }
 };
+
+/*! \brief A raw DLTensor* parameter or result (apache-tvm-ffi's "DLTensor*"): the caller's
+ *  DLTensor, or a tensor object's (offset 24). Borrowed for the call. */
+template <typename Ptr>
+struct DLTensorPtrTraits {
+  static constexpr bool kEnabled = true;
+  static void CopyToView(Ptr v, TVMFFIAny* out) noexcept {
+    SetPOD(out, kTVMFFIDLTensorPtr);
+    out->v_ptr = const_cast<DLTensor*>(v);
+  }
+  static void MoveToAny(Ptr v, TVMFFIAny* out) noexcept { CopyToView(v, out); }
+  static std::optional<Ptr> TryFromView(const TVMFFIAny& v) noexcept {
+    if (TVM_FFI_LIKELY(v.type_index == kTVMFFIDLTensorPtr)) return static_cast<DLTensor*>(v.v_ptr);
+    if (v.type_index == kTVMFFITensor) {
+      return static_cast<DLTensor*>(static_cast<TensorObj*>(ObjectUnsafe::FromHeader(v.v_obj)));
+    }
+    return std::nullopt;
+  }
+  static void TypeName(std::string* out) { *out += "Tensor"; }
+  static void Schema(std::string* out) { *out += R"({"type":"DLTensor*"})"; }
+};
+template <>
+struct TypeTraits<DLTensor*> : DLTensorPtrTraits<DLTensor*> {};
+template <>
+struct TypeTraits<const DLTensor*> : DLTensorPtrTraits<const DLTensor*> {};
 
 }  // namespace details
 }  // namespace ffi

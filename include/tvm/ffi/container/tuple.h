@@ -19,7 +19,11 @@ class TVM_FFI_HIDDEN_MEMBERS Tuple : public ObjectRef {
   static constexpr bool _type_is_nullable = false;
   static constexpr size_t kSize = sizeof...(Ts);
 
-  TVM_FFI_HIDDEN Tuple() : Tuple(Ts()...) {}
+  // Default-constructed elements; the empty tuple is an empty array.
+  TVM_FFI_HIDDEN Tuple() : ObjectRef(ArrayObj::Empty(kSize)) {
+    ArrayObj* obj = static_cast<ArrayObj*>(const_cast<Object*>(ObjectRef::get()));
+    (obj->EmplaceBack(Any(Ts())), ...);
+  }
   TVM_FFI_HIDDEN explicit Tuple(UnsafeInit tag) noexcept : ObjectRef(tag) {}
   template <typename... Us, typename = std::enable_if_t<sizeof...(Us) == kSize && (kSize > 0)>>
   TVM_FFI_HIDDEN Tuple(Us&&... values) : ObjectRef(ArrayObj::Empty(kSize)) {  // NOLINT

@@ -46,9 +46,8 @@ TVM_FFI_COLD inline int RaiseCurrentException(const char* func_name, int32_t sta
       return RaiseFromCStr("TypeError",
                            Concat({subject, " must be ", e.expected, ", not ", e.received}));
     } catch (const Error& e) {
-      TVMFFIObject* obj = ObjectUnsafe::HeaderOf(e.object());
-      IncRef(obj);  // the slot takes a reference
-      TVMFFIErrorSetRaised(obj);
+      // The slot adds a reference of its own (c_api.h); e keeps and releases its one.
+      TVMFFIErrorSetRaised(ObjectUnsafe::HeaderOf(e.object()));
       return -1;
     } catch (const ErrorRaisedInRuntime&) {
       return -1;  // already in the slot, as the runtime worded it

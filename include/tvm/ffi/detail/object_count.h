@@ -55,6 +55,24 @@ inline void IncWeakRef(TVMFFIObject* obj) noexcept {
   CountFetchAdd(&obj->combined_ref_count, kWeakOne, TVM_FFI_DETAIL_RELAXED);
 }
 
+/*! \brief Adds a strong reference unless none is left (a weak pointer's lock); false then. */
+inline bool IncRefIfAlive(TVMFFIObject* obj) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  uint64_t count = __atomic_load_n(&obj->combined_ref_count, __ATOMIC_RELAXED);
+  do {
+    if ((count & 0xFFFFFFFFu) == 0) return false;
+  } while (!__atomic_compare_exchange_n(&obj->combined_ref_count, &count, count + 1, true,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+#else
+  auto* c = reinterpret_cast<std::atomic<uint64_t>*>(&obj->combined_ref_count);
+  uint64_t count = c->load(std::memory_order_relaxed);
+  do {
+    if ((count & 0xFFFFFFFFu) == 0) return false;
+  } while (!c->compare_exchange_weak(count, count + 1, std::memory_order_acq_rel));
+#endif
+  return true;
+}
+
 inline void DecWeakRef(TVMFFIObject* obj) noexcept {
   if (CountFetchSub(&obj->combined_ref_count, kWeakOne) >> 32 == 1) {
     AcquireFence();

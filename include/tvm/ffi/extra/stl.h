@@ -20,6 +20,11 @@
 #include <tuple>
 #include <vector>
 
+// compat: apache-tvm-ffi. The standard headers its stl.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#include <map>
+#include <variant>
+
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {

@@ -26,6 +26,11 @@
 #include <type_traits>
 #include <utility>
 
+// compat: apache-tvm-ffi. The standard headers its registry.h brings along, which code written
+// for it names without including them (tests/cpp/test_apache_std_headers.py).
+#include <algorithm>
+#include <iterator>
+
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {

@@ -1,0 +1,74 @@
+/*
+ * tvm::ffi::Dict<K, V>: the map table of container/map.h with reference semantics (type index
+ * kTVMFFIDict): every handle to one Dict sees every change, as a Python dict's names do. The
+ * layout, hashing and growth are detail/map_layout.h's, shared with Map.
+ */
+#ifndef TVM_FFI_CONTAINER_DICT_H_
+#define TVM_FFI_CONTAINER_DICT_H_
+
+#include <tvm/ffi/container/map.h>
+
+#include <initializer_list>
+#include <utility>
+
+namespace tvm {
+namespace ffi {
+
+/*! \brief The dict object, viewed only: made, changed and freed by detail/map_layout.h. */
+class TVM_FFI_HIDDEN_MEMBERS DictObj : public Object {
+ public:
+  TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Dict", DictObj, Object, kTVMFFIDict);
+  static constexpr bool _type_final = true;
+  DictObj() = delete;
+  TVM_FFI_HIDDEN size_t size() const noexcept {
+    return static_cast<size_t>(details::MapSize(details::ObjectUnsafe::Header(this)));
+  }
+};
+
+template <typename K, typename V>
+class TVM_FFI_HIDDEN_MEMBERS Dict : public details::MapHandle<K, V, kTVMFFIDict> {
+  using Base = details::MapHandle<K, V, kTVMFFIDict>;
+
+ public:
+  using ContainerType = DictObj;
+
+  TVM_FFI_HIDDEN Dict() = default;
+  TVM_FFI_HIDDEN explicit Dict(UnsafeInit tag) noexcept : Base(tag) {}
+  TVM_FFI_HIDDEN Dict(std::initializer_list<std::pair<K, V>> entries) : Base(entries.size()) {
+    for (const auto& e : entries) this->Set(e.first, e.second);
+  }
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Dict);
+  TVM_FFI_HIDDEN ~Dict() = default;
+  TVM_FFI_HIDDEN const DictObj* get() const noexcept {
+    return static_cast<const DictObj*>(ObjectRef::get());
+  }
+  TVM_FFI_HIDDEN const DictObj* operator->() const noexcept { return get(); }
+  /*! \brief Removes every entry; other handles to this Dict see it empty. */
+  TVM_FFI_HIDDEN void clear() noexcept { details::MapClear(this->Head()); }
+};
+
+TVM_FFI_DETAIL_HIDDEN_BEGIN
+namespace details {
+
+template <typename K, typename V>
+struct HasOwnTraits<Dict<K, V>> : std::true_type {};
+
+template <typename K, typename V>
+struct TypeTraits<Dict<K, V>> : MapTraitsBase<Dict<K, V>, K, V> {
+  using Base = MapTraitsBase<Dict<K, V>, K, V>;
+  // A reference: never converted into a copy, whose changes the caller would not see.
+  static std::optional<Dict<K, V>> TryFromView(const TVMFFIAny& v) {
+    if (v.type_index != kTVMFFIDict || !Base::Shareable(v.v_obj)) return std::nullopt;
+    return ObjectUnsafe::RefFromBorrowed<Dict<K, V>>(v.v_obj);
+  }
+  static void TypeName(std::string* out) { Base::TypeName("Dict", out); }
+  static void Schema(std::string* out) { Base::Schema("ffi.Dict", out); }
+};
+
+}  // namespace details
+TVM_FFI_DETAIL_HIDDEN_END
+
+}  // namespace ffi
+}  // namespace tvm
+
+#endif  // TVM_FFI_CONTAINER_DICT_H_
