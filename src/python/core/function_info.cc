@@ -32,15 +32,23 @@ PyObject* FormatType(PyObject* node, int depth) {
   if (out == nullptr || args == nullptr || !PyList_Check(args) || PyList_GET_SIZE(args) == 0) {
     return out;
   }
+  // Optional[T] and Variant[A, B] read as Python writes them: "T | None", "A | B".
+  const bool optional = std::strcmp(key, "Optional") == 0 && PyList_GET_SIZE(args) == 1;
+  const bool variant = std::strcmp(key, "Variant") == 0;
   PyObject* parts = PyList_New(0);
   for (Py_ssize_t i = 0; parts != nullptr && i < PyList_GET_SIZE(args); ++i) {
     PyObject* part = FormatType(PyList_GET_ITEM(args, i), depth + 1);
     if (part == nullptr || PyList_Append(parts, part) != 0) Py_CLEAR(parts);
     Py_XDECREF(part);
   }
-  PyObject* sep = parts != nullptr ? PyUnicode_FromString(", ") : nullptr;
+  PyObject* sep = parts != nullptr ? PyUnicode_FromString(variant ? " | " : ", ") : nullptr;
   PyObject* joined = sep != nullptr ? PyUnicode_Join(sep, parts) : nullptr;
-  PyObject* full = joined != nullptr ? PyUnicode_FromFormat("%U[%U]", out, joined) : nullptr;
+  PyObject* full = nullptr;
+  if (joined != nullptr) {
+    full = optional  ? PyUnicode_FromFormat("%U | None", joined)
+           : variant ? Py_NewRef(joined)
+                     : PyUnicode_FromFormat("%U[%U]", out, joined);
+  }
   Py_XDECREF(sep);
   Py_XDECREF(joined);
   Py_XDECREF(parts);
