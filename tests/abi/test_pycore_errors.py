@@ -21,14 +21,13 @@ for kind in ("ValueError", "TypeError", "IndexError", "KeyError", "AttributeErro
     except Exception as exc:
         assert type(exc).__name__ == kind, (kind, type(exc))
         assert exc.args == ("boom",), exc.args
-        assert exc.__notes__[-1] == where, exc.__notes__
+        assert exc.__notes__[-1].endswith(where), exc.__notes__
     else:
         raise AssertionError(kind)
 e = raises(RuntimeError, "broken", m.raise_error, "InternalError", "broken")
-assert e.__notes__[-2:] == [
-    "error kind 'InternalError' has no Python class (tvm_ffi.register_error names one)", where]
+assert e.__notes__[-1].endswith(where)
 e = raises(ValueError, "bad launch: code 7", m.fail_parts)
-assert e.__notes__[-1] == f"in function 'fail_parts' of library '{LIB}'"
+assert e.__notes__[-1].endswith(f"in function 'fail_parts' of library '{LIB}'")
 """,
     )
 
@@ -44,8 +43,7 @@ core._set_error_table({"CUDADialectError": CUDADialectError, "ValueError": MyVal
 raises(CUDADialectError, "no kernel", m.raise_error, "CUDADialectError", "no kernel")
 raises(MyValueError, "v", m.raise_error, "ValueError", "v")
 core._set_error_table(None)
-e = raises(RuntimeError, "x", m.raise_error, "CUDADialectError", "x")
-assert "error kind 'CUDADialectError' has no Python class" in e.__notes__[-2]
+raises(RuntimeError, "x", m.raise_error, "CUDADialectError", "x")
 raises(TypeError, "set_error_table() expects a dict or None, got list", core._set_error_table, [])
 """,
     )
@@ -99,7 +97,6 @@ e = m.make_error("ValueError", "made, not raised")
 assert type(e) is ValueError and str(e) == "made, not raised"
 e = m.make_error("SomethingElse", "odd")
 assert type(e) is RuntimeError and str(e) == "odd"
-assert e.__notes__[-1].startswith("error kind 'SomethingElse' has no Python class")
 raw = ctypes.CDLL(RAW)
 def wrap(name):
     return core.Function.__from_extern_c__(ctypes.cast(getattr(raw, name), ctypes.c_void_p).value)

@@ -90,9 +90,8 @@ void AddNote(PyObject* exc, PyObject* note) {
 
 }  // namespace
 
-// The message stays the callee's (a registered class parses it, as under apache-tvm-ffi); what
-// the core knows beside it goes into notes (PEP 678), which tracebacks print: the C++ frames,
-// an unregistered kind, and the function and library the error came from.
+// The message stays the callee's (a registered class parses it, as under apache-tvm-ffi); where
+// it was raised goes into a note (PEP 678), which tracebacks print.
 PyObject* ExceptionFromError(TVMFFIObject* error, const char* name, PyObject* library) {
   const TVMFFIErrorCell* cell = CellOf<TVMFFIErrorCell>(error);
   PyObject* kind =
@@ -130,22 +129,21 @@ PyObject* ExceptionFromError(TVMFFIObject* error, const char* name, PyObject* li
     Py_DECREF(kind);
     return nullptr;
   }
-  if (cell->backtrace.size != 0) {
-    AddNote(exc, PyUnicode_DecodeUTF8(cell->backtrace.data,
-                                      static_cast<Py_ssize_t>(cell->backtrace.size), "replace"));
-  }
-  if (cls == nullptr) {
-    AddNote(exc,
-            PyUnicode_FromFormat(
-                "error kind '%U' has no Python class (tvm_ffi.register_error names one)", kind));
-  }
   Py_DECREF(kind);
-  if (error == t_from_python) return exc;  // a Python exception back unchanged
-  if (name != nullptr && library != nullptr) {
-    AddNote(exc, PyUnicode_FromFormat("in function '%s' of library '%U'", name, library));
-  } else if (name != nullptr) {
-    AddNote(exc, PyUnicode_FromFormat("in function '%s'", name));
+  // One note: the C++ frames (when the error has them), then the function and library it came
+  // from. A Python exception coming back unchanged gets none: its traceback says where.
+  if (error == t_from_python || name == nullptr) return exc;
+  PyObject* frames = PyUnicode_DecodeUTF8(cell->backtrace.data,
+                                          static_cast<Py_ssize_t>(cell->backtrace.size), "replace");
+  const Py_ssize_t length = frames != nullptr ? PyUnicode_GET_LENGTH(frames) : 0;
+  const char* sep = length == 0 || PyUnicode_READ_CHAR(frames, length - 1) == '\n' ? "" : "\n";
+  if (frames != nullptr && name != nullptr && library != nullptr) {
+    Py_SETREF(frames, PyUnicode_FromFormat("%U%sin function '%s' of library '%U'", frames, sep,
+                                           name, library));
+  } else if (frames != nullptr) {
+    Py_SETREF(frames, PyUnicode_FromFormat("%U%sin function '%s'", frames, sep, name));
   }
+  AddNote(exc, frames);
   return exc;
 }
 
