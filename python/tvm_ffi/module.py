@@ -89,8 +89,8 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
         FileNotFoundError: the file does not exist.
         OSError: the file is not a regular file, not a shared library for this machine,
             truncated, built for this package's previous ABI (v3, before the tvm-ffi C
-            ABI: rebuild it), or the dynamic loader rejects it; the message names the file and says why (for a CUDA image, that
-            ``tvm_ffi.cuda.CubinModule`` loads it).
+            ABI: rebuild it), or the dynamic loader rejects it; the message names the file
+            and says why (for a CUDA image, that ``tvm_ffi.cuda.CubinModule`` loads it).
     """
     name = os.fspath(path)
     if isinstance(name, bytes):
@@ -142,7 +142,7 @@ def _private_copy(real: str) -> str:
 
 def _load(file: str, real: str, name: str) -> Module:
     try:
-        return _core.load_module(file, real)
+        return _core.load_module(file, real)  # type: ignore[return-value]  # our Module class
     except RuntimeError as err:
         # The runtime's loader says "load_module(): cannot load '<file>': cannot load library
         # '<file>': <dlopen's reason>"; the reason is what the caller needs.

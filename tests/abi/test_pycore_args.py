@@ -148,9 +148,9 @@ raises(TypeError,
 # refuses it by name.
 o = object()
 assert m.type_index_of(o) == 74 and m.echo(o) is o and m.call_back(lambda x: x, o) is o
-raises(TypeError, "Mismatched type on argument #0 when calling: `add_int(0: int, 1: int) -> int`. "
-       f"Expected `int` but got `ffi.OpaquePyObject` (in function 'add_int' of library '{LIB}')",
-       m.add_int, o, 1)
+e = raises(TypeError, "Mismatched type on argument #0 when calling: `add_int(0: int, 1: int) -> "
+           "int`. Expected `int` but got `ffi.OpaquePyObject`", m.add_int, o, 1)
+assert e.__notes__[-1].endswith(f"in function 'add_int' of library '{LIB}'")
 """,
     )
 

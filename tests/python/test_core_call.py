@@ -17,6 +17,7 @@ SOURCE = r"""
 #include <tuple>
 #include <vector>
 
+#include <tvm/ffi/extra/stl.h>  // std:: types as arguments and results (as apache's)
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>

@@ -16,6 +16,7 @@ import tvm_ffi
 # Written the way wrappers of kernel libraries are: the apache-tvm-ffi spellings.
 SOURCE = r"""
 #include <dlpack/dlpack.h>
+#include <tvm/ffi/extra/stl.h>  // std:: types as arguments and results (as apache's)
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/shape.h>

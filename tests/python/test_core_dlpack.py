@@ -19,6 +19,7 @@ SOURCE = r"""
 #include <tuple>
 #include <vector>
 
+#include <tvm/ffi/extra/stl.h>  // std:: types as arguments and results (as apache's)
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>

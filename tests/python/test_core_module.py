@@ -130,11 +130,11 @@ def test_a_function_without_metadata_states_no_signature(raw_lib):
 
 
 def test_errors_name_function_and_library(raw_lib):
-    with pytest.raises(
-        TypeError,
-        match=f"^{re.escape(f'answer() takes no arguments (in function {chr(39)}answer{chr(39)} of library {chr(39)}{raw_lib.resolve()}{chr(39)})')}$",
-    ):
+    with pytest.raises(TypeError) as info:
         tvm_ffi.load_module(raw_lib).answer(1)
+    # The message is the callee's; a note names where it came from (tracebacks print it).
+    assert str(info.value) == "answer() takes no arguments"
+    assert info.value.__notes__ == [f"in function 'answer' of library '{raw_lib.resolve()}'"]
 
 
 # What a library of ABI v3 exported (the previous core's library.cc read it): entries answering

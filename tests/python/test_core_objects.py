@@ -105,11 +105,10 @@ def test_python_exceptions_cross_cpp_with_kind_and_message(lib):
     def fail(kind):
         raise kind("bad value: 42")
 
-    where = f" (in function 'call_with' of library '{lib.path}')"
     for kind in (ValueError, TypeError, KeyError, ZeroDivisionError, RuntimeError):
         with pytest.raises(kind) as info:
             lib.call_with(fail, kind)
-        assert str(info.value) == str(kind(f"bad value: 42{where}"))
+        assert str(info.value) == str(kind("bad value: 42"))
 
 
 def test_a_list_returned_to_cpp_is_an_array(lib):

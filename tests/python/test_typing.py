@@ -19,20 +19,22 @@ from tvm_ffi import _core
 
 PACKAGE = Path(tvm_ffi.__file__).resolve().parent
 
+# The containers are the tvm-ffi C ABI's (Array, Map, Optional), as apache-tvm-ffi's headers
+# have them.
 SOURCE = r"""
 #include <cstdint>
-#include <optional>
-#include <vector>
 
+#include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
+#include <tvm/ffi/optional.h>
 
+using namespace tvm::ffi;
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(add, [](int64_t a, int64_t b) { return a + b; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(noop, []() {});
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(mixed, [](tvm::ffi::TensorView, std::vector<int64_t>,
-                                        tvm::ffi::Map<tvm::ffi::String, int64_t>,
-                                        std::optional<double>) { return std::string("x"); });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(mixed, [](TensorView, Array<int64_t>, Map<String, int64_t>,
+                                        Optional<double>) { return String("x"); });
 """
 
 

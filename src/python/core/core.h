@@ -15,12 +15,12 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 // The runtime's private call-frame entries (D4); resolved at init, absent on apache's runtime.
-#include "../../lib/frame_api.h"
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "../../lib/frame_api.h"
 
 namespace tvm_ffi_next {
 
@@ -229,12 +229,12 @@ PyObject* TensorToPython(TVMFFIObject* tensor, const ExchangeApi* api);
 // ---- the stream around a call (env.cc) --------------------------------------------------------
 struct StreamScope {
   bool active = false;
-  bool lazy = false;                   // a frame was pushed (our runtime)
-  int32_t device_id = 0;               // eager: the device whose stream was set
-  void* previous = nullptr;            // eager: its stream before the call
-  const ExchangeApi* api = nullptr;    // the producer asked for the stream
+  bool lazy = false;                     // a frame was pushed (our runtime)
+  int32_t device_id = 0;                 // eager: the device whose stream was set
+  void* previous = nullptr;              // eager: its stream before the call
+  const ExchangeApi* api = nullptr;      // the producer asked for the stream
   TVMFFICubinStreamProvider provider{};  // lazy: handed to the runtime for the call
-  PyObject* error_type = nullptr;      // lazy: the producer's failure, raised after the call
+  PyObject* error_type = nullptr;        // lazy: the producer's failure, raised after the call
   PyObject* error_value = nullptr;
   PyObject* error_traceback = nullptr;
   StreamScope() = default;

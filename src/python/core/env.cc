@@ -7,6 +7,7 @@
 // and the previous one restored after.
 #include <dlfcn.h>
 
+#include "arg_types.h"
 #include "core.h"
 
 namespace tvm_ffi_next {
@@ -125,9 +126,28 @@ PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   const long device_type = PyLong_AsLong(args[0]);
   const long device_id = PyLong_AsLong(args[1]);
   if (PyErr_Occurred()) return nullptr;
-  void* stream = TVMFFIEnvGetStream(static_cast<int32_t>(device_type),
-                                    static_cast<int32_t>(device_id));
-  return PyLong_FromVoidPtr(stream);
+  const auto type = static_cast<int32_t>(device_type);
+  const auto id = static_cast<int32_t>(device_id);
+  if (type == kDLCUDA && !RawStreamPushed(type, id)) {
+    // A call with a torch CUDA tensor runs on torch's current stream (StreamScope::Enter):
+    // while torch is loaded, that is the stream a call would see.
+    PyObject* name = PyUnicode_FromString("torch");
+    PyObject* torch = name != nullptr ? PyImport_GetModule(name) : nullptr;
+    Py_XDECREF(name);
+    PyObject* tensor = torch != nullptr ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
+    Py_XDECREF(torch);
+    PyErr_Clear();
+    const TypeEntry* entry = tensor != nullptr && PyType_Check(tensor)
+                                 ? LookupType(reinterpret_cast<PyTypeObject*>(tensor))
+                                 : nullptr;
+    Py_XDECREF(tensor);
+    if (entry != nullptr && entry->api != nullptr && entry->api->current_work_stream != nullptr) {
+      void* stream = nullptr;
+      if (CurrentWorkStream(entry->api, id, &stream) != 0) return nullptr;
+      return PyLong_FromVoidPtr(stream);
+    }
+  }
+  return PyLong_FromVoidPtr(TVMFFIEnvGetStream(type, id));
 }
 
 int StreamScope::Enter(const ArgFrame& frame) {

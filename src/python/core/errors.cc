@@ -9,6 +9,10 @@ namespace {
 // The one table between kinds and classes, read both ways (tvm_ffi.register_error fills it):
 // errors coming back are raised as the class of their kind; a callback's exception goes to C++
 // under its class's kind. Unregistered kinds fall back to builtins by name, else RuntimeError.
+// The error last made from a Python exception on this thread (a strong reference): when it comes
+// back unchanged, the Python traceback already says where it came from, and no note is added.
+thread_local TVMFFIObject* t_from_python = nullptr;
+
 PyObject* g_kind_to_class = nullptr;  // dict: str -> exception class
 PyObject* g_class_to_kind = nullptr;  // dict: exception class -> str
 
@@ -75,38 +79,71 @@ PyObject* ErrorClass(PyObject* kind) {
   return Py_NewRef(cls != nullptr ? cls : PyExc_RuntimeError);
 }
 
+namespace {
+
+void AddNote(PyObject* exc, PyObject* note) {
+  PyObject* added = note != nullptr ? PyObject_CallMethod(exc, "add_note", "O", note) : nullptr;
+  Py_XDECREF(added);
+  Py_XDECREF(note);
+  PyErr_Clear();  // a note that cannot be added must not replace the error itself
+}
+
+}  // namespace
+
+// The message stays the callee's (a registered class parses it, as under apache-tvm-ffi); where
+// it was raised goes into a note (PEP 678), which tracebacks print.
 PyObject* ExceptionFromError(TVMFFIObject* error, const char* name, PyObject* library) {
   const TVMFFIErrorCell* cell = CellOf<TVMFFIErrorCell>(error);
   PyObject* kind =
       PyUnicode_DecodeUTF8(cell->kind.data, static_cast<Py_ssize_t>(cell->kind.size), "replace");
   if (kind == nullptr) return nullptr;
   PyObject* cls = ClassForKind(kind);
-  // An unknown kind stays visible in the message of the RuntimeError that carries it.
   PyObject* message = PyUnicode_DecodeUTF8(cell->message.data,
                                            static_cast<Py_ssize_t>(cell->message.size), "replace");
-  if (cls == nullptr && message != nullptr) {
-    Py_SETREF(message, PyUnicode_FromFormat("%U: %U", kind, message));
+  PyObject* exc = message != nullptr
+                      ? PyObject_CallOneArg(cls != nullptr ? cls : PyExc_RuntimeError, message)
+                      : nullptr;
+  if (exc == nullptr && message != nullptr && cls != nullptr) {
+    // A registered class whose constructor does not take the message alone: say which, with
+    // its own error as the cause.
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    PyObject* qualname = PyObject_GetAttrString(cls, "__qualname__");
+    PyErr_Clear();
+    exc = PyObject_CallFunction(
+        PyExc_RuntimeError, "N",
+        PyUnicode_FromFormat("%s() raised an error of kind '%U', but its registered class %S "
+                             "could not be made from the message (%S)",
+                             name != nullptr ? name : "function", kind,
+                             qualname != nullptr ? qualname : cls,
+                             value != nullptr ? value : Py_None));
+    Py_XDECREF(qualname);
+    if (exc != nullptr && value != nullptr) PyException_SetCause(exc, Py_NewRef(value));
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+  }
+  Py_XDECREF(message);
+  if (exc == nullptr) {
+    Py_DECREF(kind);
+    return nullptr;
   }
   Py_DECREF(kind);
-  if (message == nullptr) return nullptr;
-  if (name != nullptr && library != nullptr) {
-    Py_SETREF(message, PyUnicode_FromFormat("%U (in function '%s' of library '%U')", message, name,
-                                            library));
-  } else if (name != nullptr) {
-    Py_SETREF(message, PyUnicode_FromFormat("%U (in function '%s')", message, name));
-  }
-  if (message == nullptr) return nullptr;
-  PyObject* exc = PyObject_CallOneArg(cls != nullptr ? cls : PyExc_RuntimeError, message);
-  Py_DECREF(message);
-  if (exc != nullptr && cell->backtrace.size != 0) {
-    // The C++ frames, as a note (PEP 678): the message stays the callee's.
-    PyObject* note = PyUnicode_DecodeUTF8(cell->backtrace.data,
+  // One note: the C++ frames (when the error has them), then the function and library it came
+  // from. A Python exception coming back unchanged gets none: its traceback says where.
+  if (error == t_from_python || name == nullptr) return exc;
+  PyObject* frames = PyUnicode_DecodeUTF8(cell->backtrace.data,
                                           static_cast<Py_ssize_t>(cell->backtrace.size), "replace");
-    PyObject* add = note != nullptr ? PyObject_CallMethod(exc, "add_note", "O", note) : nullptr;
-    Py_XDECREF(note);
-    Py_XDECREF(add);
-    PyErr_Clear();
+  const Py_ssize_t length = frames != nullptr ? PyUnicode_GET_LENGTH(frames) : 0;
+  const char* sep = length == 0 || PyUnicode_READ_CHAR(frames, length - 1) == '\n' ? "" : "\n";
+  if (frames != nullptr && name != nullptr && library != nullptr) {
+    Py_SETREF(frames, PyUnicode_FromFormat("%U%sin function '%s' of library '%U'", frames, sep,
+                                           name, library));
+  } else if (frames != nullptr) {
+    Py_SETREF(frames, PyUnicode_FromFormat("%U%sin function '%s'", frames, sep, name));
   }
+  AddNote(exc, frames);
   return exc;
 }
 
@@ -170,7 +207,18 @@ int SetRaisedFromPython() {
   Py_XDECREF(exc_args);
   const char* text = message != nullptr ? PyUnicode_AsUTF8(message) : nullptr;
   PyErr_Clear();
-  TVMFFIErrorSetRaisedFromCStr(kind, text != nullptr ? text : "(the message could not be read)");
+  if (text == nullptr) text = "(the message could not be read)";
+  const TVMFFIByteArray kind_bytes{kind, std::strlen(kind)};
+  const TVMFFIByteArray text_bytes{text, std::strlen(text)};
+  const TVMFFIByteArray no_backtrace{"", 0};
+  TVMFFIObjectHandle error = nullptr;
+  if (TVMFFIErrorCreate(&kind_bytes, &text_bytes, &no_backtrace, &error) == 0) {
+    TVMFFIErrorSetRaised(error);  // adds its own reference: ours is the thread's record
+    DecRef(t_from_python);
+    t_from_python = static_cast<TVMFFIObject*>(error);
+  } else {
+    TVMFFIErrorSetRaisedFromCStr(kind, text);
+  }
   Py_XDECREF(message);
   Py_XDECREF(kind_obj);
   Py_XDECREF(type);

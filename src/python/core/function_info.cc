@@ -10,11 +10,11 @@ namespace {
 // Schema type keys as a Python reader writes them; others (user object types) stay as they are.
 const char* ShortTypeName(const char* key) {
   static const char* const kNames[][2] = {
-      {"ffi.Tensor", "Tensor"},  {"DLTensor*", "Tensor"},  {"ffi.String", "str"},
-      {"ffi.Bytes", "bytes"},    {"ffi.Array", "list"},    {"ffi.List", "list"},
-      {"ffi.Map", "dict"},       {"ffi.Dict", "dict"},     {"ffi.Shape", "Shape"},
+      {"ffi.Tensor", "Tensor"},     {"DLTensor*", "Tensor"},  {"ffi.String", "str"},
+      {"ffi.Bytes", "bytes"},       {"ffi.Array", "list"},    {"ffi.List", "list"},
+      {"ffi.Map", "dict"},          {"ffi.Dict", "dict"},     {"ffi.Shape", "Shape"},
       {"ffi.Function", "Function"}, {"ffi.Module", "Module"}, {"DataType", "dtype"},
-      {"void*", "pointer"},      {"Variant", "Union"},
+      {"void*", "pointer"},         {"Variant", "Union"},
   };
   for (const auto& entry : kNames) {
     if (std::strcmp(entry[0], key) == 0) return entry[1];
@@ -32,15 +32,23 @@ PyObject* FormatType(PyObject* node, int depth) {
   if (out == nullptr || args == nullptr || !PyList_Check(args) || PyList_GET_SIZE(args) == 0) {
     return out;
   }
+  // Optional[T] and Variant[A, B] read as Python writes them: "T | None", "A | B".
+  const bool optional = std::strcmp(key, "Optional") == 0 && PyList_GET_SIZE(args) == 1;
+  const bool variant = std::strcmp(key, "Variant") == 0;
   PyObject* parts = PyList_New(0);
   for (Py_ssize_t i = 0; parts != nullptr && i < PyList_GET_SIZE(args); ++i) {
     PyObject* part = FormatType(PyList_GET_ITEM(args, i), depth + 1);
     if (part == nullptr || PyList_Append(parts, part) != 0) Py_CLEAR(parts);
     Py_XDECREF(part);
   }
-  PyObject* sep = parts != nullptr ? PyUnicode_FromString(", ") : nullptr;
+  PyObject* sep = parts != nullptr ? PyUnicode_FromString(variant ? " | " : ", ") : nullptr;
   PyObject* joined = sep != nullptr ? PyUnicode_Join(sep, parts) : nullptr;
-  PyObject* full = joined != nullptr ? PyUnicode_FromFormat("%U[%U]", out, joined) : nullptr;
+  PyObject* full = nullptr;
+  if (joined != nullptr) {
+    full = optional  ? PyUnicode_FromFormat("%U | None", joined)
+           : variant ? Py_NewRef(joined)
+                     : PyUnicode_FromFormat("%U[%U]", out, joined);
+  }
   Py_XDECREF(sep);
   Py_XDECREF(joined);
   Py_XDECREF(parts);

@@ -63,7 +63,7 @@ PyObject* ListGlobalFuncNames(PyObject*, PyObject*) {
   TVMFFIObject* functor = GetGlobal("ffi.FunctionListGlobalNamesFunctor");
   if (functor == nullptr) {
     PyErr_SetString(PyExc_RuntimeError,
-                     "the runtime has no global 'ffi.FunctionListGlobalNamesFunctor'");
+                    "the runtime has no global 'ffi.FunctionListGlobalNamesFunctor'");
     return nullptr;
   }
   PyObject* args = PyTuple_New(0);
@@ -93,10 +93,7 @@ PyObject* ParseDType(PyObject*, PyObject* text) {
   TVMFFIByteArray array{utf8, static_cast<size_t>(size)};
   DLDataType dtype{};
   if (TVMFFIDataTypeFromString(&array, &dtype) != 0) {
-    TVMFFIObjectHandle error = nullptr;
-    TVMFFIErrorMoveFromRaised(&error);
-    DecRef(static_cast<TVMFFIObject*>(error));
-    PyErr_Format(PyExc_ValueError, "%R is not a data type", text);
+    RaiseCallError(-1, nullptr, nullptr);  // the grammar's own words (a ValueError)
     return nullptr;
   }
   return Py_BuildValue("(iii)", dtype.code, dtype.bits, dtype.lanes);

@@ -7,7 +7,6 @@
 namespace tvm_ffi_next {
 namespace {
 
-
 // Calls a runtime global with (module, name, true): "ffi.ModuleGetFunction" and friends.
 int ModuleQuery(PyObject* self, const char* global, PyObject* name, TVMFFIAny* out) {
   TVMFFIObject* fn = GetGlobal(global);
@@ -50,8 +49,8 @@ void RaiseNoFunction(PyObject* self, PyObject* name, PyObject* type, const char*
   PyObject* message = PyUnicode_FromFormat("module '%U' has no function %R%s", label, name, why);
   Py_DECREF(label);
   // Generic lookup only: this module's own getattr would look "functions" up as a function.
-  PyObject* attr = why[0] == '\0' && message != nullptr ? PyUnicode_FromString("functions")
-                                                         : nullptr;
+  PyObject* attr =
+      why[0] == '\0' && message != nullptr ? PyUnicode_FromString("functions") : nullptr;
   PyObject* listed = attr != nullptr ? PyObject_GenericGetAttr(self, attr) : nullptr;
   Py_XDECREF(attr);
   if (listed != nullptr && PyList_Check(listed) && PyList_GET_SIZE(listed) > 0) {
@@ -206,7 +205,6 @@ PyType_Slot kModuleSlots[] = {
 
 PyType_Spec kModuleSpec = {"tvm_ffi.Module", sizeof(ObjectWrapper), 0,
                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, kModuleSlots};
-
 
 // load_module(path, shown_path=None): the runtime's loader ("ffi.ModuleLoadFromFile"). The
 // module's `path` is shown_path when given (tvm_ffi.load_module loads a rebuilt library from a

@@ -7,7 +7,7 @@
 namespace tvm_ffi_next {
 namespace {
 
-PyObject* g_classes = nullptr;           // dict: type key -> class
+PyObject* g_classes = nullptr;          // dict: type key -> class
 std::vector<PyTypeObject*> g_by_index;  // borrowed from g_classes; NULL: not resolved yet
 
 PyObject* KeyOf(const TVMFFITypeInfo* info) {
@@ -122,8 +122,8 @@ PyObject* FfiInit(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs) {
   if (made == nullptr) return nullptr;
   TVMFFIObject* handle = WrapperHandle(made);
   if (handle == nullptr) {
-    PyErr_Format(PyExc_TypeError, "__ffi_init__ of %s returned %s, not an object",
-                 type->tp_name, Py_TYPE(made)->tp_name);
+    PyErr_Format(PyExc_TypeError, "__ffi_init__ of %s returned %s, not an object", type->tp_name,
+                 Py_TYPE(made)->tp_name);
     Py_DECREF(made);
     return nullptr;
   }

@@ -72,8 +72,8 @@ Py_hash_t ObjectHash(PyObject* self) {
 PyMethodDef kObjectMethods[] = {
     {"__chandle__", ObjectChandle, METH_NOARGS, "The object's address."},
     {"same_as", SameAs, METH_O, "Whether both wrap the same object."},
-    {"__ffi_init__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(FfiInit)),
-     METH_FASTCALL, "Constructs the C++ object through its type's registered __ffi_init__."},
+    {"__ffi_init__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(FfiInit)), METH_FASTCALL,
+     "Constructs the C++ object through its type's registered __ffi_init__."},
     {nullptr, nullptr, 0, nullptr},
 };
 PyGetSetDef kObjectGetSet[] = {

@@ -51,8 +51,8 @@ PyObject* MapToDict(TVMFFIObject* map, ArgFrame* frame, int depth) {
   arg.v_obj = map;
   TVMFFIObject* iter = nullptr;
   if (size_fn == nullptr || iter_fn == nullptr) {
-    PyErr_Format(PyExc_TypeError, "the runtime has no '%s'/'%s' to read a %s", size_name,
-                 iter_name, is_dict ? "Dict" : "Map");
+    PyErr_Format(PyExc_TypeError, "the runtime has no '%s'/'%s' to read a %s", size_name, iter_name,
+                 is_dict ? "Dict" : "Map");
   } else if (CallHandle(size_fn, size_name, &arg, 1, &out) == 0 &&
              CallHandle(iter_fn, iter_name, &arg, 1, &iter_any) == 0) {
     const int64_t size = out.v_int64;

@@ -4,7 +4,6 @@
 namespace tvm_ffi_next {
 namespace {
 
-
 const DLTensor* DLOf(PyObject* self) {
   return CellOf<DLTensor>(reinterpret_cast<ObjectWrapper*>(self)->handle);
 }
@@ -27,10 +26,10 @@ PyObject* TensorDType(PyObject* self, void*) {
 
 // "cpu:0", "cuda:1", ...: DLPack's device types under the names torch and apache use.
 PyObject* TensorDeviceName(PyObject* self, void*) {
-  static const char* const kNames[] = {
-      nullptr, "cpu",    "cuda",    "cuda_host", "opencl",  nullptr, nullptr,
-      "vulkan", "metal", "vpi",     "rocm",      "rocm_host", "ext_dev", "cuda_managed",
-      "oneapi", "webgpu", "hexagon", "maia",      "trn"};
+  static const char* const kNames[] = {nullptr,  "cpu",       "cuda",    "cuda_host",    "opencl",
+                                       nullptr,  nullptr,     "vulkan",  "metal",        "vpi",
+                                       "rocm",   "rocm_host", "ext_dev", "cuda_managed", "oneapi",
+                                       "webgpu", "hexagon",   "maia",    "trn"};
   const DLDevice device = DLOf(self)->device;
   const int type = static_cast<int>(device.device_type);
   const bool named = type >= 0 && type < static_cast<int>(sizeof(kNames) / sizeof(kNames[0])) &&
@@ -48,10 +47,10 @@ PyObject* TensorRepr(PyObject* self) {
   PyObject* shape = TensorShape(self, nullptr);
   PyObject* dtype = shape != nullptr ? TensorDType(self, nullptr) : nullptr;
   PyObject* device = dtype != nullptr ? TensorDeviceName(self, nullptr) : nullptr;
-  PyObject* out = device != nullptr ? PyUnicode_FromFormat(
-                                          "<tvm_ffi.Tensor shape=%R dtype=%U device=%U>", shape,
-                                          dtype, device)
-                                    : nullptr;
+  PyObject* out = device != nullptr
+                      ? PyUnicode_FromFormat("<tvm_ffi.Tensor shape=%R dtype=%U device=%U>", shape,
+                                             dtype, device)
+                      : nullptr;
   Py_XDECREF(shape);
   Py_XDECREF(dtype);
   Py_XDECREF(device);
@@ -131,7 +130,6 @@ PyType_Slot kTensorSlots[] = {
 
 PyType_Spec kTensorSpec = {"tvm_ffi.Tensor", sizeof(ObjectWrapper), 0,
                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, kTensorSlots};
-
 
 namespace {
 
