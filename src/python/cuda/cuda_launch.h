@@ -16,7 +16,7 @@
 
 #include "cuda_args.h"
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
 namespace cuda {
 
 /*! \brief Ready both types; the CubinKernel type (borrowed), or NULL with an error set. */
@@ -29,7 +29,10 @@ PyObject* NewKernel(std::shared_ptr<const tvm::ffi::CubinKernel> kernel, Layout 
 /*! \brief Raises a tvm::ffi::Error as the Python exception of its kind; returns NULL. */
 PyObject* RaiseFfiError(const tvm::ffi::Error& e);
 
+/*! \brief Raises `message` as the Python exception of error kind `kind`; returns NULL. */
+PyObject* RaiseAs(const std::string& kind, const std::string& message);
+
 }  // namespace cuda
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next
 
 #endif  // TVM_FFI_PY_CUDA_LAUNCH_H_
