@@ -528,15 +528,14 @@ PyTypeObject* MakeType(PyType_Spec* spec) {
 
 }  // namespace
 
-PyObject* RaiseFfiError(const tvm::ffi::Error& e) { return RaiseAs(e.kind(), e.message()); }
-
-PyObject* RaiseAs(const std::string& kind, const std::string& message) {
+PyObject* RaiseFfiError(const tvm::ffi::Error& e) {
+  const std::string kind = e.kind();
   PyObject* kind_str =
       PyUnicode_FromStringAndSize(kind.data(), static_cast<Py_ssize_t>(kind.size()));
   if (kind_str == nullptr) return nullptr;
-  PyObject* cls = ErrorClass(kind_str);
+  PyObject* cls = ErrorClass(kind_str);  // the core's: registered, builtin, else RuntimeError
   Py_DECREF(kind_str);
-  PyErr_SetString(cls, message.c_str());
+  PyErr_SetString(cls, e.message().c_str());
   Py_DECREF(cls);
   return nullptr;
 }

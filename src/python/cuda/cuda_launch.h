@@ -29,9 +29,6 @@ PyObject* NewKernel(std::shared_ptr<const tvm::ffi::CubinKernel> kernel, Layout 
 /*! \brief Raises a tvm::ffi::Error as the Python exception of its kind; returns NULL. */
 PyObject* RaiseFfiError(const tvm::ffi::Error& e);
 
-/*! \brief Raises `message` as the Python exception of error kind `kind`; returns NULL. */
-PyObject* RaiseAs(const std::string& kind, const std::string& message);
-
 }  // namespace cuda
 }  // namespace tvm_ffi_next
 
