@@ -449,7 +449,7 @@ CORE = Pybind11Extension(
     "tvm_ffi._core",
     # Two products in one module: core/ (functions, modules, objects, tensors across the
     # C ABI) and cuda/ (tvm_ffi.cuda's kernel launches), which builds on core/.
-    sorted(glob("src/python/core/*.cc")),  # cuda/ joins once ported to the new core
+    sorted(glob("src/python/core/*.cc")) + sorted(glob("src/python/cuda/*.cc")),
     # cuda_decls first: its cuda.h stands in for the toolkit's, which is never looked for.
     include_dirs=["src/python/cuda_decls", "src/python", "include"],
     depends=sorted(glob("src/python/*/*.h")) + _tree_files("include") + [CORE_MAP],

@@ -1,27 +1,24 @@
 // A test-only extension, `_cuda_test_hooks`: the driver-free half of tvm_ffi.cuda's launch
 // path (parameter layouts, signatures, grid/block values, argument packing), exposed for
-// tests/python/test_cuda_args.py. Built by that test from src/python's sources, so the
-// production module `_core` carries none of it.
+// tests/python/test_cuda_args.py. Built by that test from src/python's sources (the core's
+// argument conversion included: packing reads tensors through it), so the production module
+// `_core` carries none of it.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <tvm/ffi/extra/cuda/detail/param_info.h>
 
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/call_frame.h"
-#include "core/function.h"
 #include "cuda/cuda_args.h"
 
 namespace py = pybind11;
 
 namespace {
 
-using tvm_ffi_py::CallFrame;
-using tvm_ffi_py::FunctionObject;
-namespace cuda = tvm_ffi_py::cuda;
+using tvm_ffi_next::ArgFrame;
+namespace cuda = tvm_ffi_next::cuda;
 
 [[noreturn]] void ThrowPython() { throw py::error_already_set(); }
 
@@ -80,12 +77,10 @@ PYBIND11_MODULE(_cuda_test_hooks, m) {
         const cuda::Layout layout = LayoutArg(params);
         std::vector<char> buffer(cuda::BufferSize(layout) + 1, '\x5a');  // poisoned padding
         std::vector<void*> pointers(layout.params.size() + 1);
-        FunctionObject func;
-        std::memset(&func, 0, sizeof(func));
-        func.name = "kernel";
         cuda::LaunchTarget target;
         {
-          CallFrame frame(&func);
+          ArgFrame frame;
+          frame.name = "kernel";
           std::vector<PyObject*> items;
           for (const py::handle& a : args) items.push_back(a.ptr());
           if (cuda::PackArgs("kernel \"k\" in module <test>", layout, items.data(),

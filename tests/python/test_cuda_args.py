@@ -10,21 +10,68 @@ path runs before cuLaunchKernel, through a test-only extension built from the sa
 from __future__ import annotations
 
 import ctypes
+import importlib.util
+import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import numpy
 import pytest
 
+from helpers import SOURCES
+
 hooks = None  # the test-only extension, set once per module by the fixture below
+
+REPO = Path(__file__).resolve().parents[2]
+# What the hooks reach of the extension's sources: cuda_args.cc's layouts, signatures and
+# packing, and the core's argument conversion that packing reads tensors through (all of
+# core/ but module.cc, which makes _core's module), linked to the package's runtime.
+PYTHON_SOURCES = REPO / "src" / "python"
+RUNTIME_DIR = REPO / "python" / "tvm_ffi" / "lib"
+
+
+def _hook_sources() -> list[Path]:
+    core = [p for p in sorted((PYTHON_SOURCES / "core").glob("*.cc")) if p.name != "module.cc"]
+    return [SOURCES / "cuda_test_hooks.cc", PYTHON_SOURCES / "cuda" / "cuda_args.cc", *core]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _hooks(cuda_test_hooks):
+def _hooks(tmp_path_factory):
+    """Compiles ``_cuda_test_hooks`` (tests/helpers/cuda_test_hooks.cc) once from src/python's
+    own sources as setup.py compiles them: the production ``tvm_ffi._core`` exports no
+    test-only functions."""
     global hooks
-    hooks = cuda_test_hooks
+    import pybind11
+
+    cxx = os.environ.get("CXX", "c++")
+    if shutil.which(cxx) is None:
+        pytest.skip(f"needs a C++ compiler ({cxx} not found)")
+    target = (
+        tmp_path_factory.mktemp("hooks")
+        / f"_cuda_test_hooks{sysconfig.get_config_var('EXT_SUFFIX')}"
+    )
+    includes = [
+        PYTHON_SOURCES / "cuda_decls",
+        PYTHON_SOURCES,
+        REPO / "include",
+        pybind11.get_include(),
+        sysconfig.get_paths()["include"],
+    ]
+    cmd = [cxx, "-shared", "-fPIC", "-std=c++17", "-O1", "-fvisibility=hidden"]
+    cmd += [f"-I{path}" for path in includes]
+    cmd += [str(path) for path in _hook_sources()]
+    cmd += [f"-L{RUNTIME_DIR}", "-ltvm_ffi", f"-Wl,-rpath,{RUNTIME_DIR}", "-ldl", "-o", str(target)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.fail(f"compiling the test hooks failed:\n{' '.join(cmd)}\n{proc.stderr}")
+    spec = importlib.util.spec_from_file_location("_cuda_test_hooks", target)
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
 
 
 KERNELS_CU = r"""

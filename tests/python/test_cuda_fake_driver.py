@@ -121,11 +121,15 @@ arrays = [numpy.arange(4, dtype=numpy.float32) for _ in range(3)]
 cuda_args = [FakeCudaArray(a) for a in arrays]
 case("data_pointers", lambda: [a.ctypes.data for a in arrays])
 case("tensors", lambda: add[1, 1](*cuda_args, 5))
-def raw_stream(**kw):
+# The stream of a launch with stream=None beside the one an exported function sees for cuda:0.
+def raw_stream(device="cuda:0", **kw):
     import tvm_ffi
-    with tvm_ffi.use_raw_stream("cuda:0", 0x777):
+    with tvm_ffi.use_raw_stream(device, 0x777):
         add.launch(1, 1, (*cuda_args, 5), **kw)
+        seen = tvm_ffi.get_raw_stream("cuda:0")
+    return {"launch": json.loads(fake.fake_last_launch())["stream"], "seen": seen}
 case("tensors_raw_stream", raw_stream)
+case("tensors_raw_stream_other_device", lambda: raw_stream("cuda:1"))
 case("tensors_explicit_stream", lambda: raw_stream(stream=0x55))
 case("two_devices", lambda: add[1, 1](cuda_args[0], FakeCudaArray(arrays[1], 1), cuda_args[2], 5))
 
@@ -238,8 +242,11 @@ def test_tensor_arguments_and_streams(results):
     got = results["tensors"]["ok"]
     assert got["params"] == [*pointers, _hex("<i", 5)]
     assert got["stream"] == 0  # no framework in the child: the default stream
-    assert results["tensors_raw_stream"]["ok"]["stream"] == 0x777  # tvm_ffi.use_raw_stream
-    assert results["tensors_explicit_stream"]["ok"]["stream"] == 0x55
+    # tvm_ffi.use_raw_stream: the launch takes the stream an exported function sees (the
+    # runtime's TVMFFIEnvGetStream), for the tensors' device only; an explicit stream wins.
+    assert results["tensors_raw_stream"]["ok"] == {"launch": 0x777, "seen": 0x777}
+    assert results["tensors_raw_stream_other_device"]["ok"] == {"launch": 0, "seen": 0}
+    assert results["tensors_explicit_stream"]["ok"] == {"launch": 0x55, "seen": 0x777}
     assert results["two_devices"]["error"] == [
         "ValueError",
         f"{_who(results)}: argument 2: the tensor is on cuda:1 but argument 1 is on cuda:0",

@@ -1,17 +1,16 @@
 // tvm_ffi.cuda: layouts, signatures, grid/block values and argument packing (no driver).
 #include "cuda_args.h"
 
-#include <tvm/ffi/base.h>
+#include <tvm/ffi/base_detail.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <string>
 
-#include "core/function.h"
-#include "core/type_cache.h"
+#include "core/arg_types.h"
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
 namespace cuda {
 namespace {
 
@@ -155,14 +154,18 @@ int PackPointer(const std::string& who, Py_ssize_t i, const Param& p, const char
   return 0;
 }
 
-int PackTensor(const std::string& who, Py_ssize_t i, const Param& p, const TypeInfo* info,
-               PyObject* obj, char* dst, LaunchTarget* target, CallFrame* frame, bool accept_host) {
-  DLTensor local;
-  DLTensor* tensor = nullptr;
-  bool read_only = false;
-  const ExchangeApi* api = info->kind == ArgKind::kExchangeApi ? info->api : nullptr;
+// A tensor's data pointer, read by the core's argument conversion (the exchange API into a stack
+// DLTensor, else __dlpack__ into a TensorObj the frame holds until the launch is queued), with
+// the core's checks of the producer's DLTensor and of torch's conjugate and negative bits.
+int PackTensor(const std::string& who, Py_ssize_t i, const Param& p, const TypeEntry* entry,
+               PyObject* obj, char* dst, LaunchTarget* target, ArgFrame* frame, bool accept_host) {
+  DLTensor view;
+  TVMFFIAny value;
   frame->position = static_cast<int>(i + 1);
-  if (ExportTensorArg(frame, info, obj, &local, &tensor, &read_only) != 0) return -1;
+  if (ConvertArg(frame, obj, &value, &view, 0) != 0) return -1;
+  const DLTensor* tensor = value.type_index == kTVMFFIDLTensorPtr
+                               ? static_cast<const DLTensor*>(value.v_ptr)
+                               : CellOf<DLTensor>(value.v_obj);
   const DLDevice dev = tensor->device;
   if (!IsCudaAccessible(dev.device_type) && !accept_host) {
     return Fail(PyExc_ValueError, ArgPrefix(who, i) + "the tensor is on " + DeviceText(dev) +
@@ -178,7 +181,9 @@ int PackTensor(const std::string& who, Py_ssize_t i, const Param& p, const TypeI
                                         " but argument " + std::to_string(target->device_arg) +
                                         " is on cuda:" + std::to_string(target->device));
     }
-    if (target->stream_api == nullptr) target->stream_api = api;
+    if (target->stream_api == nullptr && entry->kind == Kind::kExchangeApi) {
+      target->stream_api = entry->api;
+    }
   }
   void* data = static_cast<char*>(tensor->data) + tensor->byte_offset;
   return PackPointer(who, i, p, "tensor", data, dst);
@@ -200,31 +205,31 @@ int PackBuffer(const std::string& who, Py_ssize_t i, const Param& p, PyObject* o
 }
 
 int PackOne(const std::string& who, Py_ssize_t i, const Param& p, PyObject* obj, char* dst,
-            LaunchTarget* target, CallFrame* frame, bool accept_host) {
+            LaunchTarget* target, ArgFrame* frame, bool accept_host) {
   PyTypeObject* type = Py_TYPE(obj);
   if (type == &PyLong_Type || type == &PyBool_Type) return PackInt(who, i, p, obj, dst);
   if (type == &PyFloat_Type) return PackFloat(who, i, p, PyFloat_AS_DOUBLE(obj), dst);
   if (obj == Py_None) return PackPointer(who, i, p, "None", nullptr, dst);
-  const TypeInfo* info = LookupType(type);
-  if (info == nullptr) return -1;
-  if (info->kind == ArgKind::kExchangeApi || info->kind == ArgKind::kDLPack) {
-    return PackTensor(who, i, p, info, obj, dst, target, frame, accept_host);
+  const TypeEntry* entry = LookupType(type);
+  if (entry->kind == Kind::kExchangeApi || entry->kind == Kind::kDLPack) {
+    return PackTensor(who, i, p, entry, obj, dst, target, frame, accept_host);
   }
-  if (info->kind == ArgKind::kOpaquePtr) {  // ctypes.c_void_p
-    void* ptr = nullptr;
-    if (OpaquePtrFromCtypes(obj, &ptr) != 0) return -1;
-    return PackPointer(who, i, p, "c_void_p", ptr, dst);
+  if (entry->kind == Kind::kOpaquePtr) {  // ctypes.c_void_p: its value, as the core reads it
+    TVMFFIAny value;
+    frame->position = static_cast<int>(i + 1);
+    if (ConvertArg(frame, obj, &value, nullptr, 0) != 0) return -1;
+    return PackPointer(who, i, p, "c_void_p", value.v_ptr, dst);
   }
   // Before the int/float kinds: numpy and ctypes scalars keep their own width.
   if (PyObject_CheckBuffer(obj)) return PackBuffer(who, i, p, obj, dst);
-  if (info->kind == ArgKind::kInt) {
+  if (entry->kind == Kind::kInt) {
     PyObject* index = PyNumber_Index(obj);
     if (index == nullptr) return -1;
     const int rc = PackInt(who, i, p, index, dst);
     Py_DECREF(index);
     return rc;
   }
-  if (info->kind == ArgKind::kFloat) {
+  if (entry->kind == Kind::kFloat) {
     const double v = PyFloat_AsDouble(obj);
     if (v == -1.0 && PyErr_Occurred()) return -1;
     return PackFloat(who, i, p, v, dst);
@@ -447,8 +452,10 @@ bool ParseDim3(PyObject* value, const char* label, uint32_t out[3]) {
 }
 
 int PackArgs(const std::string& who, const Layout& layout, PyObject* const* args, Py_ssize_t n,
-             char* buffer, void** pointers, LaunchTarget* target, CallFrame* frame,
+             char* buffer, void** pointers, LaunchTarget* target, ArgFrame* frame,
              bool accept_host) {
+  // Every parameter takes a tensor as a view: the producer's DLTensor on the stack, no object.
+  frame->view_params = ~uint64_t{0};
   const Py_ssize_t expected = static_cast<Py_ssize_t>(layout.params.size());
   if (TVM_FFI_UNLIKELY(n != expected)) {
     return Fail(PyExc_TypeError, who + " takes " + std::to_string(expected) + " argument" +
@@ -465,4 +472,4 @@ int PackArgs(const std::string& who, const Layout& layout, PyObject* const* args
 }
 
 }  // namespace cuda
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next

@@ -12,10 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/call_frame.h"
-#include "core/dlpack_exchange.h"
+#include "core/core.h"
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
 namespace cuda {
 
 /*! \brief What a signature says a parameter is; kAny when only its size is known. */
@@ -58,17 +57,20 @@ struct LaunchTarget {
 
 /*!
  * \brief Writes each argument at its parameter's offset in `buffer` (sized to the layout) and
- *  points `pointers[i]` at it. `who` prefixes messages ('kernel "k" in module "m"'). With
- *  `accept_host`, CPU tensors pass their pointer too (CPU tests). 0, or -1 with an error.
+ *  points `pointers[i]` at it. `who` prefixes messages ('kernel "k" in module "m"'). Tensors
+ *  are read through the core's argument conversion into `frame`, which holds what they need
+ *  (a producer's managed tensor) until it is released after the launch; frame->name names the
+ *  kernel in the core's own tensor messages. With `accept_host`, CPU tensors pass their
+ *  pointer too (CPU tests). 0, or -1 with an error.
  */
 int PackArgs(const std::string& who, const Layout& layout, PyObject* const* args, Py_ssize_t n,
-             char* buffer, void** pointers, LaunchTarget* target, CallFrame* frame,
+             char* buffer, void** pointers, LaunchTarget* target, ArgFrame* frame,
              bool accept_host = false);
 
 /*! \brief Bytes of parameter buffer the layout needs (computed when the layout is made). */
 inline size_t BufferSize(const Layout& layout) { return layout.buffer_size; }
 
 }  // namespace cuda
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next
 
 #endif  // TVM_FFI_PY_CUDA_ARGS_H_

@@ -10,16 +10,14 @@
 #include <string>
 #include <utility>
 
-#include "core/call_frame.h"
 #include "core/cuda_guard.h"
-#include "core/function.h"
-#include "core/type_cache.h"
+#include "cuda_stream.h"
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
 namespace cuda {
 namespace {
 
-namespace detail = tvm::ffi::detail;
+namespace detail = tvm::ffi::details;
 
 // Parameter buffers up to this size live on the stack (the classic 4 KiB parameter limit).
 constexpr size_t kInlineBuffer = 4096;
@@ -31,8 +29,6 @@ struct KernelData {
   std::string name;
   std::string module_label;  // 'module "k.cubin"', 'module <1234-byte image>'
   std::string who;           // 'kernel "add" in module <1234-byte image>', the prefix of messages
-  // Stands in for a tvm_ffi.Function in the shared tensor converters' error messages.
-  FunctionObject frame_func;
 };
 
 struct KernelObject {
@@ -240,21 +236,18 @@ PyObject* Launch(KernelObject* self, const uint32_t grid[3], const uint32_t bloc
     heap_pointers.reset(new void*[n]);
     pointers = heap_pointers.get();
   }
-  CallFrame frame(&k.frame_func);  // holds producers' tensors until the launch is queued
+  ArgFrame frame;               // holds producers' tensors until the launch is queued
+  frame.name = k.name.c_str();  // the core's tensor messages: "add() argument 1: ..."
   LaunchTarget target;
   if (PackArgs(k.who, k.layout, args, n, buffer, pointers, &target, &frame) != 0) return nullptr;
 
   CudaDeviceGuard guard;  // the tensors' device, restored on return
   if (target.device >= 0 && !guard.Enter(target.device)) return nullptr;
   if (!has_stream && target.device >= 0) {
-    // As TVMFFIEnvGetStream answers a wrapper: use_raw_stream, else the framework's stream.
-    if (const RawStreamOverride* o = FindRawStreamOverride(kDLCUDA, target.device)) {
-      stream = static_cast<CUstream>(o->stream);
-    } else {
-      void* s = nullptr;
-      if (FrameworkStream(target.stream_api, kDLCUDA, target.device, &s) != 0) return nullptr;
-      stream = static_cast<CUstream>(s);
-    }
+    // The stream an exported function called with these tensors sees (TVMFFIEnvGetStream).
+    void* s = nullptr;
+    if (CallStream(target.stream_api, target.device, &s) != 0) return nullptr;
+    stream = static_cast<CUstream>(s);
   }
   tvm::ffi::LaunchResult r = CUDA_SUCCESS;
   if (config == nullptr || config == Py_None) {
@@ -536,7 +529,14 @@ PyTypeObject* MakeType(PyType_Spec* spec) {
 }  // namespace
 
 PyObject* RaiseFfiError(const tvm::ffi::Error& e) {
-  PyErr_SetString(ExceptionForKind(e.kind().c_str()), e.message().c_str());
+  const std::string kind = e.kind();
+  PyObject* kind_str =
+      PyUnicode_FromStringAndSize(kind.data(), static_cast<Py_ssize_t>(kind.size()));
+  if (kind_str == nullptr) return nullptr;
+  PyObject* cls = ErrorClass(kind_str);  // the core's: registered, builtin, else RuntimeError
+  Py_DECREF(kind_str);
+  PyErr_SetString(cls, e.message().c_str());
+  Py_DECREF(cls);
   return nullptr;
 }
 
@@ -561,10 +561,8 @@ PyObject* NewKernel(std::shared_ptr<const tvm::ffi::CubinKernel> kernel, Layout 
   k.name = name;
   k.module_label = module_label;
   k.who = "kernel \"" + name + "\" in " + module_label;
-  std::memset(&k.frame_func, 0, sizeof(k.frame_func));
-  k.frame_func.name = k.name.c_str();
   return reinterpret_cast<PyObject*>(self);
 }
 
 }  // namespace cuda
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next

@@ -16,7 +16,7 @@
 
 #include "cuda_args.h"
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
 namespace cuda {
 
 /*! \brief Ready both types; the CubinKernel type (borrowed), or NULL with an error set. */
@@ -30,6 +30,6 @@ PyObject* NewKernel(std::shared_ptr<const tvm::ffi::CubinKernel> kernel, Layout 
 PyObject* RaiseFfiError(const tvm::ffi::Error& e);
 
 }  // namespace cuda
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next
 
 #endif  // TVM_FFI_PY_CUDA_LAUNCH_H_

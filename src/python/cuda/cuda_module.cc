@@ -10,20 +10,17 @@
 #include <utility>
 #include <vector>
 
-#include "core/c_names.h"
-#include "core/call_frame.h"
-#include "core/function.h"
 #include "cuda_args.h"
 #include "cuda_launch.h"
 
 namespace py = pybind11;
 
-namespace tvm_ffi_py {
+namespace tvm_ffi_next {
 namespace {
 
 [[noreturn]] void ThrowPython() { throw py::error_already_set(); }
 
-namespace detail = tvm::ffi::detail;
+namespace detail = tvm::ffi::details;
 
 /*! \brief A loaded image and the bytes its parameter layouts are read from. */
 class CudaModule {
@@ -52,9 +49,9 @@ class CudaModule {
   }
 
   py::object GetKernel(const std::string& name) const {
-    if (HoldsNul(name)) {  // the driver would look up the name cut at the NUL
+    if (name.find('\0') != std::string::npos) {  // the driver would look up the name cut there
       throw py::key_error("kernel " + py::repr(py::str(name)).cast<std::string>() + " is not in " +
-                          label() + kNulNameNote);
+                          label() + " (the name holds a NUL byte)");
     }
     auto kernel = std::make_shared<tvm::ffi::CubinKernel>();
     try {
@@ -63,8 +60,11 @@ class CudaModule {
       // A name the module lacks is a lookup miss: KeyError, with the kernels it has.
       const bool missing =
           e.message().find(detail::DriverErrorText(CUDA_ERROR_NOT_FOUND)) != std::string::npos;
-      PyErr_SetString(missing ? PyExc_KeyError : ExceptionForKind(e.kind().c_str()),
-                      e.message().c_str());
+      if (missing) {
+        PyErr_SetString(PyExc_KeyError, e.message().c_str());
+      } else {
+        cuda::RaiseFfiError(e);
+      }
       ThrowPython();
     }
     cuda::Layout layout = LayoutOf(name, *kernel);
@@ -154,4 +154,4 @@ void RegisterCuda(py::module_& m) {
   m.def("_cuda_device_capability", &DeviceCapability, py::arg("device"));
 }
 
-}  // namespace tvm_ffi_py
+}  // namespace tvm_ffi_next
