@@ -27,7 +27,13 @@ import sys
 import traceback
 from pathlib import Path
 
-# FlashInfer JIT module names (flashinfer/jit/{norm,page}.py); a subset by the variable.
+# The modules: (flashinfer.jit submodule, its JitSpec generator). fp8_gemm_sm90 (sm_90a only,
+# a CUTLASS GEMM: minutes of nvcc) is left out unless EVID_FLASHINFER_MODULES names it.
+SPECS = {
+    "norm": ("norm", "gen_norm_module"),
+    "page": ("page", "gen_page_module"),
+    "fp8_gemm_sm90": ("gemm", "gen_fp8_blockscale_gemm_sm90_module"),
+}
 MODULES = tuple(os.environ.get("EVID_FLASHINFER_MODULES", "norm,page").split(","))
 RESULTS: list[tuple[str, bool, str]] = []
 
@@ -35,6 +41,13 @@ RESULTS: list[tuple[str, bool, str]] = []
 def record(what: str, ok: bool, detail: str = "") -> None:
     RESULTS.append((what, ok, detail))
     print(f"{'PASS' if ok else 'FAIL'} {what}{': ' + detail if detail else ''}", flush=True)
+
+
+def brief(exc: BaseException) -> str:
+    """The exception's type and its first error line (a failed build's message is ninja's log)."""
+    lines = str(exc).splitlines() or [""]
+    errors = [line.strip() for line in lines if "error" in line.lower() and "FAILED" not in line]
+    return f"{type(exc).__name__}: {lines[0]}" + (f" ... {errors[0]}" if errors else "")
 
 
 def digest(path: Path) -> dict:
@@ -61,7 +74,12 @@ def mapped_files(fragment: str) -> list[str]:
 def spec(name: str):
     import importlib
 
-    return getattr(importlib.import_module(f"flashinfer.jit.{name}"), f"gen_{name}_module")()
+    if name not in SPECS:
+        raise ValueError(
+            f"EVID_FLASHINFER_MODULES: unknown module {name!r} (known: {', '.join(SPECS)})"
+        )
+    module, gen = SPECS[name]
+    return getattr(importlib.import_module(f"flashinfer.jit.{module}"), gen)()
 
 
 # ------------------------------------------------------------------ calls vs torch
@@ -129,7 +147,20 @@ def check_page() -> None:
     record("page.append_paged_kv_cache", err == 0, f"max abs error {err:.3g} (tol 0)")
 
 
-CHECKS = {"norm": check_norm, "page": check_page}
+def check_fp8_gemm_sm90() -> None:
+    import torch
+    from flashinfer.gemm import fp8_blockscale_gemm_sm90
+
+    a = torch.randn(64, 512, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(256, 512, dtype=torch.bfloat16, device="cuda")
+    out = fp8_blockscale_gemm_sm90(a, b, out_dtype=torch.bfloat16)
+    ref = a.float() @ b.float().T
+    # Both operands are quantized to e4m3 in 128-wide blocks: a relative error over the whole.
+    err = ((out.float() - ref).norm() / ref.norm()).item()
+    record("fp8_blockscale_gemm_sm90", err < 0.05, f"relative error {err:.3g} (limit 0.05)")
+
+
+CHECKS = {"norm": check_norm, "page": check_page, "fp8_gemm_sm90": check_fp8_gemm_sm90}
 
 
 def gpu_present() -> bool:
@@ -155,6 +186,27 @@ def describe_tvm_ffi() -> dict:
 # ------------------------------------------------------------------ the two processes
 
 
+def build_one(name: str, inc: str, aot_dir: Path) -> dict:
+    """Builds one module by FlashInfer's JIT, copies it to the AOT folder, calls it on a GPU."""
+    s = spec(name)
+    aot = aot_dir / s.name / f"{s.name}.so"
+    if aot.exists():  # a prebuilt file from an earlier run would be loaded, not built
+        aot.unlink()
+    s.build_and_load()
+    so = s.jit_library_path
+    ninja = (s.build_dir / "build.ninja").read_text()
+    record(f"{name}: built by FlashInfer's JIT", so.is_file(), str(so))
+    record(f"{name}: compiled against {inc}", str(inc) in ninja, "include path in build.ninja")
+    aot.parent.mkdir(parents=True, exist_ok=True)
+    tmp = aot.with_suffix(".so.partial")
+    shutil.copy2(so, tmp)  # copy2 keeps the mtime: the AOT file is the built file
+    os.replace(tmp, aot)
+    entry = {"jit": digest(so), "aot": digest(aot)}
+    if gpu_present():
+        CHECKS[name]()
+    return entry
+
+
 def build(manifest: Path) -> None:
     from flashinfer.jit import env as jit_env
 
@@ -164,22 +216,11 @@ def build(manifest: Path) -> None:
     inc = tvm_ffi.libinfo.find_include_path()
     entries = {}
     for name in MODULES:
-        s = spec(name)
-        aot = jit_env.FLASHINFER_AOT_DIR / name / f"{name}.so"
-        if aot.exists():  # a prebuilt file from an earlier run would be loaded, not built
-            aot.unlink()
-        s.build_and_load()
-        so = s.jit_library_path
-        ninja = (s.build_dir / "build.ninja").read_text()
-        record(f"{name}: built by FlashInfer's JIT", so.is_file(), str(so))
-        record(f"{name}: compiled against {inc}", str(inc) in ninja, "include path in build.ninja")
-        aot.parent.mkdir(parents=True, exist_ok=True)
-        tmp = aot.with_suffix(".so.partial")
-        shutil.copy2(so, tmp)  # copy2 keeps the mtime: the AOT file is the built file
-        os.replace(tmp, aot)
-        entries[name] = {"jit": digest(so), "aot": digest(aot)}
-        if gpu_present():
-            CHECKS[name]()
+        try:  # a module that fails to build leaves the others to build
+            entries[name] = build_one(name, inc, jit_env.FLASHINFER_AOT_DIR)
+        except Exception as exc:
+            traceback.print_exc()
+            record(f"{name}: build", False, brief(exc))
     manifest.write_text(json.dumps({"built_with": built_with, "modules": entries}, indent=1))
     print(f"manifest: {manifest}")
 
@@ -200,6 +241,9 @@ def load(manifest: Path) -> None:
         f"{apache_dir} not on sys.path)",
     )
     for name in MODULES:
+        if name not in data["modules"]:
+            record(f"{name}: in the manifest", False, f"built: {', '.join(data['modules'])}")
+            continue
         entry = data["modules"][name]
         s = spec(name)
         path = s.get_library_path()
@@ -212,9 +256,7 @@ def load(manifest: Path) -> None:
             tvm_ffi.load_module(str(path))
             record(f"{name}: tvm_ffi.load_module(prebuilt .so)", True)
         except Exception as exc:
-            record(
-                f"{name}: tvm_ffi.load_module(prebuilt .so)", False, f"{type(exc).__name__}: {exc}"
-            )
+            record(f"{name}: tvm_ffi.load_module(prebuilt .so)", False, brief(exc))
         try:
             if gpu_present():
                 CHECKS[name]()
@@ -222,7 +264,7 @@ def load(manifest: Path) -> None:
                 record(f"{name}: loaded by JitSpec.try_load", s.try_load() is not None, str(path))
         except Exception as exc:  # the next module still runs; the traceback says where
             traceback.print_exc()
-            record(f"{name}: calls", False, f"{type(exc).__name__}: {exc}")
+            record(f"{name}: calls", False, brief(exc))
         now = digest(Path(entry["aot"]["path"]))
         record(
             f"{name}: the file is the one apache's build wrote",
@@ -297,11 +339,15 @@ def main() -> int:
         return 0
     if mode not in ("build", "load"):
         raise SystemExit(f"mode must be build or load (got {mode!r})")
-    try:
-        (build if mode == "build" else load)(manifest)
-    except Exception as exc:  # the summary line names it; the traceback is above it
-        traceback.print_exc()
-        record(f"{mode} raised", False, f"{type(exc).__name__}: {exc}")
+    unknown = [name for name in MODULES if name not in SPECS]
+    if unknown:
+        record("EVID_FLASHINFER_MODULES", False, f"unknown {unknown} (known: {', '.join(SPECS)})")
+    else:
+        try:
+            (build if mode == "build" else load)(manifest)
+        except Exception as exc:  # the summary line names it; the traceback is above it
+            traceback.print_exc()
+            record(f"{mode} raised", False, brief(exc))
     failed = [what for what, ok, _ in RESULTS if not ok]
     where = "GPU" if RESULTS and gpu_present() else "no GPU: built/loaded only"
     print(
