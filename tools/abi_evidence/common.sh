@@ -44,6 +44,24 @@ need_wheel() {
   echo "$found"
 }
 
+# Joins $WHEELS/$1.part1 and .part2 (split_wheel.sh) into $WHEELS/$1 unless it is there, and
+# checks the sha256 split_wheel.sh wrote; $2 names the folder the parts are carried from.
+join_parts() {
+  local name=$1 p1 p2 want got
+  [ -f "$WHEELS/$name" ] && return 0
+  p1=$(need_wheel "$name.part1" "$2/part1") || exit 1
+  p2=$(need_wheel "$name.part2" "$2/part2") || exit 1
+  cat "$p1" "$p2" >"$WHEELS/$name.partial"
+  want=$(awk '{print $1}' "$WHEELS/$name.sha256" 2>/dev/null)
+  got=$(sha256sum "$WHEELS/$name.partial" | awk '{print $1}')
+  if [ -z "$want" ] || [ "$want" != "$got" ]; then
+    rm -f "$WHEELS/$name.partial"
+    die "joined $name: sha256 $got, expected ${want:-(no $name.sha256 staged)}"
+  fi
+  mv "$WHEELS/$name.partial" "$WHEELS/$name"
+  echo "joined $name (sha256 $got)"
+}
+
 # pip install --no-deps --target $2 of wheel (or source tree) $1, once: a folder is complete
 # only after the install succeeded (renamed from .partial), so a failed call leaves nothing.
 install_into() {

@@ -8,16 +8,7 @@ export EVID_NAME="cute-dsl"
 source "$(dirname "$0")/common.sh"
 stage_wheels
 cu13=nvidia_cutlass_dsl_libs_cu13-4.8.1-cp312-cp312-manylinux_2_28_x86_64.whl
-if [ ! -f "$WHEELS/$cu13" ]; then
-  p1=$(need_wheel "$cu13.part1" .client-wheels/cute/part1) || exit 1
-  p2=$(need_wheel "$cu13.part2" .client-wheels/cute/part2) || exit 1
-  cat "$p1" "$p2" >"$WHEELS/$cu13.partial"
-  want=$(awk '{print $1}' "$WHEELS/$cu13.sha256" 2>/dev/null)
-  got=$(sha256sum "$WHEELS/$cu13.partial" | awk '{print $1}')
-  [ -n "$want" ] && [ "$want" = "$got" ] || { rm -f "$WHEELS/$cu13.partial"; die "reassembled $cu13: sha256 $got, expected ${want:-(no .sha256 staged)}"; }
-  mv "$WHEELS/$cu13.partial" "$WHEELS/$cu13"
-  echo "reassembled $cu13 (sha256 $got)"
-fi
+join_parts "$cu13" .client-wheels/cute
 dsl=$(need_wheel 'nvidia_cutlass_dsl-4.8.1-py3-none-any.whl' .client-wheels/abi) || exit 1
 base=$(need_wheel 'nvidia_cutlass_dsl_libs_base-4.8.1-cp312-*.whl' .client-wheels/abi) || exit 1
 core=$(need_wheel 'nvidia_cutlass_dsl_libs_core-4.8.1-*.whl' .client-wheels/abi) || exit 1
