@@ -89,6 +89,14 @@ def max_err(out, ref) -> float:
     return (out.float() - ref.float()).abs().max().item()
 
 
+def compare(what: str, out, ref, tol: float) -> None:
+    """PASS when |out - ref| <= tol + tol * |ref| everywhere (ref rounded to out's dtype: the
+    kernels compute in fp32 and round once); prints the max abs error either way."""
+    ref = ref.to(out.dtype).float()
+    ok = bool(((out.float() - ref).abs() <= tol + tol * ref.abs()).all())
+    record(what, ok, f"max abs error {max_err(out, ref):.3g} (rtol = atol = {tol})")
+
+
 def check_norm() -> None:
     import torch
     from flashinfer.norm import fused_add_rmsnorm, rmsnorm
@@ -101,17 +109,13 @@ def check_norm() -> None:
             v = v.float()
             return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
 
-        err = max_err(rmsnorm(x, w, eps=1e-6), ref_norm(x).to(dtype))
-        record(f"norm.rmsnorm {dtype}", err <= tol, f"max abs error {err:.3g} (tol {tol})")
+        compare(f"norm.rmsnorm {dtype}", rmsnorm(x, w, eps=1e-6), ref_norm(x), tol)
         res = torch.randn_like(x)
         ref_res = x.float() + res.float()
-        ref = ref_norm(ref_res.to(dtype))
         x2 = x.clone()
         fused_add_rmsnorm(x2, res, w, eps=1e-6)  # in place: x2 <- norm(x + res), res <- x + res
-        err = max(max_err(x2, ref.to(dtype)), max_err(res, ref_res.to(dtype)))
-        record(
-            f"norm.fused_add_rmsnorm {dtype}", err <= tol, f"max abs error {err:.3g} (tol {tol})"
-        )
+        compare(f"norm.fused_add_rmsnorm residual {dtype}", res, ref_res, tol)
+        compare(f"norm.fused_add_rmsnorm {dtype}", x2, ref_norm(ref_res.to(dtype)), tol)
 
 
 def check_page() -> None:
@@ -119,7 +123,8 @@ def check_page() -> None:
     from flashinfer.page import append_paged_kv_cache, get_batch_indices_positions, get_seq_lens
 
     dev, page_size, heads, dim = "cuda", 16, 4, 64
-    append_len = torch.tensor([45, 8, 25, 22], dtype=torch.int32, device=dev)
+    # Appends shorter than the sequences: positions start past the tokens already cached.
+    append_len = torch.tensor([40, 5, 25, 20], dtype=torch.int32, device=dev)
     append_indptr = torch.cat([append_len.new_zeros(1), append_len.cumsum(0)]).int()
     pages = torch.tensor([3, 1, 2, 2], dtype=torch.int32, device=dev)
     kv_indptr = torch.cat([pages.new_zeros(1), pages.cumsum(0)]).int()
