@@ -20,6 +20,7 @@ PyObject* PushRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs);
 PyObject* PopRawStream(PyObject*, PyObject*);
 PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs);
 void RegisterImageReader(pybind11::module_& m);
+void RegisterCuda(pybind11::module_& m);  // src/python/cuda/cuda_module.cc
 
 namespace {
 
@@ -90,4 +91,5 @@ PYBIND11_MODULE(TVM_FFI_PYCORE_NAME, m) {
     throw pybind11::error_already_set();
   }
   RegisterImageReader(m);
+  RegisterCuda(m);
 }
