@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "src" / "python" / "core"
+CUDA_SOURCES = ROOT / "src" / "python" / "cuda"  # tvm_ffi.cuda, registered by the core's init
 INCLUDE = ROOT / "include"
 FLAGS = ("-DTVM_FFI_PYCORE_NAME=_core_next", "-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror")
 
@@ -29,9 +30,11 @@ def _command(runtime_dir: Path, output: Path) -> list[str]:
     import pybind11
 
     cxx = os.environ.get("CXX", "c++")
-    cmd = [cxx, *FLAGS, "-I", str(INCLUDE), "-I", pybind11.get_include()]
+    # setup.py's include folders for _core: cuda_decls' cuda.h stands in for the toolkit's.
+    cmd = [cxx, *FLAGS, "-I", str(ROOT / "src" / "python" / "cuda_decls")]
+    cmd += ["-I", str(ROOT / "src" / "python"), "-I", str(INCLUDE), "-I", pybind11.get_include()]
     cmd += ["-I", sysconfig.get_paths()["include"]]
-    cmd += sorted(str(p) for p in SOURCES.glob("*.cc"))
+    cmd += sorted(str(p) for p in [*SOURCES.glob("*.cc"), *CUDA_SOURCES.glob("*.cc")])
     cmd += ["-L", str(runtime_dir), "-ltvm_ffi", "-o", str(output)]
     return cmd
 
@@ -39,7 +42,7 @@ def _command(runtime_dir: Path, output: Path) -> list[str]:
 def _digest(runtime_dir: Path) -> str:
     h = hashlib.sha256()
     headers = [*sorted(INCLUDE.rglob("*.h")), ROOT / "src" / "lib" / "frame_api.h"]
-    for path in sorted(SOURCES.glob("*")) + headers:
+    for path in sorted([*SOURCES.glob("*"), *CUDA_SOURCES.glob("*")]) + headers:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     lib = runtime_dir / "libtvm_ffi.so"
     h.update(str(lib.resolve()).encode() + str(lib.stat().st_mtime_ns).encode())
