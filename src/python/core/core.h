@@ -254,6 +254,12 @@ void InitLazyStream();
 bool LazyStreamEnabled();
 /*! \brief Whether push_raw_stream set this thread's stream for the device (the call keeps it). */
 bool RawStreamPushed(int32_t device_type, int32_t device_id);
+/*!
+ * \brief The stream a call with a CUDA tensor of device `device_id` (from producer `api`, may be
+ *  NULL) sees through TVMFFIEnvGetStream: a pushed raw stream, else the producer's current
+ *  stream, else NULL (tvm_ffi.cuda's launches with stream=None). 0, or -1 with an error set.
+ */
+int CallStream(const ExchangeApi* api, int32_t device_id, void** stream);
 
 // ---- errors (errors.cc) -----------------------------------------------------------------------
 /*! \brief Replaces the kind -> class table consulted before the builtins (a dict, or None). */

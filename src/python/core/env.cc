@@ -83,6 +83,16 @@ bool RawStreamPushed(int32_t device_type, int32_t device_id) {
   return false;
 }
 
+int CallStream(const ExchangeApi* api, int32_t device_id, void** stream) {
+  *stream = nullptr;
+  if (!t_raw_streams.empty() && RawStreamPushed(kDLCUDA, device_id)) {
+    *stream = TVMFFIEnvGetStream(kDLCUDA, device_id);
+    return 0;
+  }
+  if (api == nullptr || api->current_work_stream == nullptr) return 0;
+  return CurrentWorkStream(api, device_id, stream);
+}
+
 // push_raw_stream(device_type, device_id, stream): the runtime's stream for the device on this
 // thread until pop_raw_stream; calls keep it instead of asking the tensors' framework.
 PyObject* PushRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {

@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "core/cuda_guard.h"
-#include "cuda_stream.h"
 
 namespace tvm_ffi_next {
 namespace cuda {
