@@ -3,11 +3,9 @@ and the test-only extension of tvm_ffi.cuda's driver-free launch code."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
-import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
@@ -66,47 +64,6 @@ def objects_lib(build_library: BuildLibrary) -> Path:
     """The library of tests/helpers/objects_lib.cc (objects and registry calls written by hand
     on c_api.h alone), built once for the tests that load it."""
     return build_library("objects_lib", (SOURCES / "objects_lib.cc").read_text())
-
-
-# What the hooks call of the extension's sources (cuda_args.cc's layouts, signatures and
-# packing, and what packing a tensor reaches); test_cuda_args.py drives them without a GPU.
-_HOOK_SOURCES = ("cuda/cuda_args.cc", "core/tensor_arg.cc", "core/cuda_guard.cc")
-
-
-@pytest.fixture(scope="session")
-def cuda_test_hooks(tmp_path_factory: pytest.TempPathFactory):
-    """The module ``_cuda_test_hooks`` (tests/helpers/cuda_test_hooks.cc), compiled once from
-    src/python's own sources as setup.py compiles them: the production ``tvm_ffi._core``
-    exports no test-only functions."""
-    import pybind11
-
-    cxx = os.environ.get("CXX", "c++")
-    if shutil.which(cxx) is None:
-        pytest.skip(f"needs a C++ compiler ({cxx} not found)")
-    src = REPO / "src" / "python"
-    target = (
-        tmp_path_factory.mktemp("hooks")
-        / f"_cuda_test_hooks{sysconfig.get_config_var('EXT_SUFFIX')}"
-    )
-    includes = [
-        src / "cuda_decls",
-        src,
-        INCLUDE,
-        pybind11.get_include(),
-        sysconfig.get_paths()["include"],
-    ]
-    cmd = [cxx, "-shared", "-fPIC", "-std=c++17", "-O1", "-fvisibility=hidden"]
-    cmd += [f"-I{path}" for path in includes]
-    cmd += [str(SOURCES / "cuda_test_hooks.cc")]
-    cmd += [str(src / name) for name in _HOOK_SOURCES]
-    cmd += ["-ldl", "-o", str(target)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        pytest.fail(f"compiling the test hooks failed:\n{' '.join(cmd)}\n{proc.stderr}")
-    spec = importlib.util.spec_from_file_location("_cuda_test_hooks", target)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # Two "hosts" of the remote cache tests (tests/python/cpp/test_remote_cache.py,

@@ -67,3 +67,23 @@ def test_our_own_libraries_and_other_files_show_no_evidence(build_library, tmp_p
     assert _old_abi.old_abi_evidence(str(tmp_path / "text.so")) is None
     with pytest.raises(OSError, match=r"^cannot load library '.*text\.so': "):
         tvm_ffi.load_module(tmp_path / "text.so")  # the loader's own reason, unchanged
+
+
+def test_a_library_that_does_not_link_the_runtime_finds_it_in_the_global_scope(tmp_path):
+    # FlashInfer's JIT modules and the CuTe DSL's JIT-linked code leave TVMFFI* undefined
+    # without listing libtvm_ffi.so: apache's Python loads its runtime RTLD_GLOBAL, so must we.
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "unlinked.cc"
+    src.write_text(APACHE_STYLE)
+    lib = tmp_path / "libunlinked.so"
+    include = tvm_ffi.libinfo.find_include_path()
+    cxx = os.environ.get("CXX", "c++")
+    subprocess.run([cxx, "-shared", "-fPIC", f"-I{include}", str(src), "-o", str(lib)], check=True)
+    needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
+    assert "libtvm_ffi.so" not in needed
+    code = f"import tvm_ffi; print(tvm_ffi.load_module({str(lib)!r}).add_one(1))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout.strip()) == (0, "2"), proc.stderr

@@ -1,5 +1,7 @@
 // The module `tvm_ffi._core`: the Python core on the tvm-ffi C ABI (tests/abi builds the same
 // sources as `_core_next`). pybind11 creates the module; the types are CPython heap types.
+#include <dlfcn.h>
+
 #include <pybind11/pybind11.h>
 
 #include "core.h"
@@ -68,6 +70,21 @@ PyMethodDef kModuleFunctions[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
+// Libraries built against apache-tvm-ffi's headers often do not list libtvm_ffi.so as needed
+// (FlashInfer's JIT modules, the CuTe DSL's JIT-linked code): they find the runtime's C
+// functions in the global scope, where apache-tvm-ffi's Python puts its runtime. Python loads
+// this module, and with it the runtime, locally; re-opening the runtime with RTLD_GLOBAL (no
+// second copy: RTLD_NOLOAD) makes its functions visible to those libraries too.
+void PromoteRuntimeToGlobalScope() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&TVMFFIGetTypeInfo), &info) == 0 || info.dli_fname == nullptr) {
+    return;
+  }
+  if (void* runtime = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL)) {
+    dlclose(runtime);  // drops the reference dlopen took; the scope change stays
+  }
+}
+
 }  // namespace
 }  // namespace tvm_ffi_next
 
@@ -78,6 +95,7 @@ PyMethodDef kModuleFunctions[] = {
 PYBIND11_MODULE(TVM_FFI_PYCORE_NAME, m) {
   using namespace tvm_ffi_next;
   PyObject* module = m.ptr();
+  PromoteRuntimeToGlobalScope();
   // What the runtime calls back into Python with (TVMFFIEnvCheckSignals, GIL for callbacks
   // from foreign threads), as every frontend registers them.
   TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", reinterpret_cast<void*>(PyErr_CheckSignals));
