@@ -15,10 +15,11 @@ install_into "$ap_whl" "$EVID_ROOT/apache"
 mkdir -p "$EVID_ROOT/env" && eval "$("$PY" "$EVID_DIR/flashinfer_evidence.py" env "$EVID_ROOT/env")"
 rm -rf "$EVID_ROOT/ws-apache" "$EVID_ROOT/flashinfer-manifest.json"
 # FLASHINFER_USE_CUDA_NORM: norm's CUDA JIT module rather than its CuTe DSL kernels. CC is
-# nvcc's host compiler (-ccbin), the same one that links (CXX).
+# nvcc's host compiler (-ccbin) and the C compiler Triton builds its helper with (page's module
+# imports Triton), so a C driver: g++ would compile that helper's .c as C++ and fail.
 PYTHONPATH="$REPO/tests/clients/site:$EVID_ROOT/apache:$EVID_ROOT/flashinfer" \
   FLASHINFER_WORKSPACE_BASE="$EVID_ROOT/ws-apache" FLASHINFER_USE_CUDA_NORM=1 \
-  FLASHINFER_CUDA_ARCH_LIST="${FLASHINFER_CUDA_ARCH_LIST:-9.0a}" CC="${EVID_CC:-$CXX}" \
+  FLASHINFER_CUDA_ARCH_LIST="${FLASHINFER_CUDA_ARCH_LIST:-9.0a}" CC="${EVID_CC:-/usr/bin/gcc}" \
   "$PY" "$EVID_DIR/flashinfer_evidence.py" build "$EVID_ROOT/flashinfer-manifest.json"
 rc=$?
 for so in "$EVID_ROOT"/flashinfer/flashinfer/data/aot/*/*.so; do
