@@ -251,9 +251,7 @@ def test_cpp_guide_example(tmp_path: Path, index: int) -> None:
         run_program(exe)
 
 
-# docs/abi.md describes the C ABI this package had before the tvm-ffi one (deleted with it);
-# the tvm-ffi ABI's page is docs/dev/abi.md.
-@pytest.mark.parametrize("doc", ["guides/cpp_core.md", "dev/abi.md"])
+@pytest.mark.parametrize("doc", ["guides/cpp_core.md", "abi.md", "dev/abi.md"])
 def test_names_in_docs_exist(doc: str) -> None:
     """Every TVM_FFI_* macro and TVMFFI* C name a page mentions is defined by a header (or, for
     the runtime's private entry points, which the pages name by their prefix, by src/lib)."""
