@@ -43,7 +43,6 @@ void ScaleRows(TensorView x, TensorView y, Array<int64_t> dims, Optional<TensorV
   for (size_t d = 0; d < dims.size(); ++d) TVM_FFI_ICHECK_EQ(x.size(d), dims[d]);
   TVM_FFI_ICHECK(x.dtype() == (DLDataType{kDLFloat, 32, 1})) << "x must be float32, got "
                                                              << x.dtype();
-  y.CheckWritable("y");
   const float* xp = static_cast<const float*>(x.data_ptr());
   float* yp = static_cast<float*>(y.data_ptr());
   const float* bp = bias.has_value() ? static_cast<const float*>(bias.value().data_ptr())
@@ -111,23 +110,6 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(shape_of, ShapeOf);
 uint64_t EchoU64(uint64_t v) { return v; }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_u64, EchoU64);
 
-bool IsReadOnly(TensorView x) { return x.IsReadOnly(); }
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(is_read_only, IsReadOnly);
-
-// The owning type as a parameter: the read-only mark must survive it and its views.
-bool TensorIsReadOnly(Tensor x) { return x.IsReadOnly(); }
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_is_read_only, TensorIsReadOnly);
-
-void FillOnes(TensorView out) {
-  out.CheckWritable("out");
-  for (int64_t i = 0; i < out.numel(); ++i) static_cast<float*>(out.data_ptr())[i] = 1.0f;
-}
-void FillOnesThroughTensor(Tensor out) { FillOnes(out); }  // converts to a TensorView
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(fill_ones_through_tensor, FillOnesThroughTensor);
-
-bool OptionalTensorIsReadOnly(Optional<Tensor> x) { return x.value().IsReadOnly(); }
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(optional_tensor_is_read_only, OptionalTensorIsReadOnly);
-
 void* CurrentStream(int64_t device_type, int64_t device_id) {
   return TVMFFIEnvGetStream(static_cast<int32_t>(device_type), static_cast<int32_t>(device_id));
 }
@@ -142,7 +124,8 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(alloc_on, AllocOn);
 
 // Any shape and dtype; writes the last byte, which a wrapped size would put out of bounds.
 Tensor AllocShape(Array<int64_t> shape, ffi::String dtype) {
-  Tensor out = Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, shape, ffi::StringToDLDataType(dtype),
+  const std::vector<int64_t> extents(shape.begin(), shape.end());
+  Tensor out = Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, extents, ffi::StringToDLDataType(dtype),
                                     DLDevice{kDLCPU, 0});
   const int64_t bytes = out.numel() * out.dtype().bits * out.dtype().lanes / 8;
   if (bytes > 0) static_cast<char*>(out.data_ptr())[bytes - 1] = 1;

@@ -47,6 +47,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   ArgFrame frame;
   frame.name_obj = self->name;
   frame.view_params = self->view_params;
+  frame.pointer_params = self->pointer_params;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     frame.position = static_cast<int>(i + 1);
     if (ConvertArg(&frame, args[i], &packed[i], &views[i], 0) != 0) return nullptr;
@@ -62,6 +63,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   result.zero_padding = 0;
   result.v_int64 = 0;
   TVMFFIObject* handle = self->handle;
+  AllocScope alloc(frame.tensor_api);
   const int rc = CellOf<TVMFFIFunctionCell>(handle)->safe_call(
       handle, packed, static_cast<int32_t>(nargs), &result);
   if (stream.Leave() != 0) {  // the producer could not say its stream: that error wins
@@ -122,6 +124,7 @@ PyObject* FunctionNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->vectorcall = FunctionVectorcall;
   self->handle = nullptr;
   self->view_params = 0;
+  self->pointer_params = 0;
   self->name = nullptr;
   self->library = nullptr;
   self->signature = nullptr;
@@ -164,6 +167,7 @@ PyObject* MoveHandleFrom(PyObject* self_obj, PyObject* other_obj) {
   TVMFFIObject* old = self->handle;
   self->handle = other->handle;
   self->view_params = other->view_params;
+  self->pointer_params = other->pointer_params;
   other->handle = nullptr;
   Py_XSETREF(self->name, other->name);
   Py_XSETREF(self->library, other->library);
