@@ -443,6 +443,8 @@ void ArgFrame::Release() {
   for (int i = 0; i < keep.size(); ++i) Py_DECREF(keep[i]);
   tensors.clear();
   tensor_sources.clear();
+  dlpack_tensors.clear();
+  dlpack_sources.clear();
   tensor_producers.clear();
   owned.clear();
   keep.clear();

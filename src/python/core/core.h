@@ -170,6 +170,9 @@ struct ArgFrame {
   SmallVec<PooledTensor*, 8> tensors;
   SmallVec<PyObject*, 8> tensor_sources;
   SmallVec<const ExchangeApi*, 8> tensor_producers;  // their exchange APIs
+  // Tensors of __dlpack__ producers (owning objects, in `owned`) and their Python objects.
+  SmallVec<TVMFFIObject*, 4> dlpack_tensors;
+  SmallVec<PyObject*, 4> dlpack_sources;
   const ExchangeApi* tensor_api = nullptr;  // first exchange API able to wrap a tensor result
   int32_t cuda_device = -1;                 // first CUDA tensor argument's device
   const ExchangeApi* stream_api = nullptr;  // its producer's exchange API

@@ -50,7 +50,7 @@ int HostAllocate(DLTensor* prototype, DLManagedTensorVersioned** out, void* erro
     set_error(error_ctx, "ValueError", "TVMFFIEnvTensorAlloc got a prototype without a shape");
     return -1;
   }
-  // Bits first, as FromEnvAlloc counts: a zero extent anywhere makes an empty tensor.
+  // Zero extents count as one: an empty tensor's contiguous strides still multiply the others.
   uint64_t bits = static_cast<uint64_t>(prototype->dtype.bits) * prototype->dtype.lanes;
   bool empty = false, overflow = false;
   for (int32_t d = 0; d < prototype->ndim; ++d) {
@@ -62,14 +62,14 @@ int HostAllocate(DLTensor* prototype, DLManagedTensorVersioned** out, void* erro
       return -1;
     }
     if (extent == 0) empty = true;
-    if (extent != 0 && bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) /
-                                  static_cast<uint64_t>(extent)) {
+    const auto factor = static_cast<uint64_t>(extent == 0 ? 1 : extent);
+    if (bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / factor) {
       overflow = true;
     } else {
-      bits *= static_cast<uint64_t>(extent);
+      bits *= factor;
     }
   }
-  if (overflow && !empty) {
+  if (overflow) {
     const std::string message = "TVMFFIEnvTensorAlloc: a CPU tensor of shape " +
                                 ShapeText(*prototype) +
                                 " is too large: its size in bytes does not fit in int64";

@@ -155,6 +155,12 @@ PyObject* ObjectToPython(TVMFFIObject* obj, ArgFrame* frame, int depth) {
           return Py_NewRef(frame->tensor_sources[i]);
         }
       }
+      for (int i = 0; frame != nullptr && i < frame->dlpack_tensors.size(); ++i) {
+        if (frame->dlpack_tensors[i] == obj) {
+          TVMFFIObjectDecRef(obj);
+          return Py_NewRef(frame->dlpack_sources[i]);
+        }
+      }
       return TensorToPython(obj, frame != nullptr ? frame->tensor_api : nullptr);
     default:
       return WrapObject(obj);

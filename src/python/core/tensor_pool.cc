@@ -142,6 +142,14 @@ int OwnerFromDLPack(ArgFrame* frame, PyObject* obj, PooledTensor* t) {
     PyCapsule_SetName(capsule, "used_dltensor_versioned");  // ours now
     t->owner_versioned = mt;
     t->dl = mt->dl_tensor;
+    if ((mt->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
+      // A DLTensor cannot carry the mark: a callee would take the memory as writable.
+      PyErr_Format(PyExc_BufferError,
+                   "%s: the %s is read-only (its producer set DLPack's read-only flag), and a "
+                   "callee on the tvm-ffi C ABI cannot be told; pass a writable copy",
+                   ArgLabel(frame), Py_TYPE(obj)->tp_name);
+      rc = -1;
+    }
   } else if (PyCapsule_IsValid(capsule, "dltensor")) {
     auto* mt = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
     PyCapsule_SetName(capsule, "used_dltensor");
@@ -216,6 +224,8 @@ int TensorObjectArg(ArgFrame* frame, const ExchangeApi* api, PyObject* obj, TVMF
   }
   if (t->owner_versioned != nullptr || t->owner_legacy != nullptr) {
     frame->owned.push_back(&t->header);  // owns its memory already: a plain reference
+    frame->dlpack_tensors.push_back(&t->header);
+    frame->dlpack_sources.push_back(obj);
   } else {
     frame->tensors.push_back(t);
     frame->tensor_sources.push_back(obj);
