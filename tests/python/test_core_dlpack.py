@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tvm_ffi
+from helpers.call_errors import assert_call_error
 
 SOURCE = r"""
 #include <cstdint>
@@ -196,7 +197,8 @@ def test_numpy_views(mod, make):
 
 def test_numpy_dtypes(mod):
     for dtype, code, bits in [(np.int32, INT, 32), (np.uint8, 1, 8), (np.float32, FLOAT, 32)]:
-        assert mod.describe(np.zeros(2, dtype=dtype))[4:] == (code, bits, 1)
+        # describe returns a C++ tuple: a list on the tvm-ffi C ABI, as under apache-tvm-ffi.
+        assert mod.describe(np.zeros(2, dtype=dtype))[4:] == [code, bits, 1]
 
 
 def test_writes_through_a_numpy_view(mod):
@@ -352,11 +354,13 @@ def test_python_deleter_keeps_the_calls_error(mod):
     producer = CtypesProducer(np.arange(3, dtype=np.float64))
     assert mod.sum_f64(producer) == 3.0
     assert producer.deleted == 1
-    with pytest.raises(TypeError, match=r"^stream_of\(\) argument 2 must be int, not str$"):
+    with pytest.raises(TypeError) as info:
         mod.stream_of(producer, "1", 0)
+    assert_call_error(info.value, "stream_of() argument 2 must be int, not str", "stream_of")
     assert producer.deleted == 2
-    with pytest.raises(OverflowError, match=r"^stream_of\(\) argument 2: int does not fit"):
+    with pytest.raises(OverflowError) as info:
         mod.stream_of(producer, 2**70, 0)
+    assert str(info.value) == f"stream_of() argument 2: int {2**70} does not fit in int64"
     assert producer.deleted == 3
 
 

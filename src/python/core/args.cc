@@ -344,6 +344,7 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
     }
     case Kind::kExchangeApi:  // handled by the caller
     case Kind::kDLPack:
+      if (entry->torch_tensor && CheckTorchBitsBeforeExport(frame, obj) != 0) return -1;
       return TensorObjectArg(frame, nullptr, obj, out);
     case Kind::kObjectProtocol: {
       PyObject* inner = PyObject_CallMethod(obj, "__tvm_ffi_object__", nullptr);
