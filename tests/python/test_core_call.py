@@ -312,8 +312,7 @@ class Custom:
     ("function", "args", "message"),
     [
         ("add", (1, "2"), "add() argument 2 must be int, not str"),
-        # Any other object travels as an ffi.OpaquePyObject, the type the callee sees and names.
-        ("add", (Custom(), 2), "add() argument 1 must be int, not ffi.OpaquePyObject"),
+        ("add", (Custom(), 2), "add() argument 1 must be int, not Custom"),
         ("echo_string", (b"x",), "echo_string() argument 1 must be str, not bytes"),
     ],
 )

@@ -400,8 +400,8 @@ def test_map_of_tuples_argument_and_map_result(mod):
         mod.count_options([1])
     assert_call_error(
         info.value,
-        # The callee's words: its container type names (Map, Array) on both sides.
-        "count_options() argument 1 must be Map[str, tuple[Array[int], Tensor | None]], not Array",
+        # The expected type in the callee's words; the refused one is the caller's type.
+        "count_options() argument 1 must be Map[str, tuple[Array[int], Tensor | None]], not list",
         "count_options",
     )
 
