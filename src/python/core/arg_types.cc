@@ -168,6 +168,12 @@ int CheckTorchBits(const ArgFrame* frame, PyObject* obj, const DLTensor* exporte
   return neg != 0 ? -1 : 0;
 }
 
+int CheckTorchBitsBeforeExport(const ArgFrame* frame, PyObject* obj) {
+  DLTensor complex_any{};
+  complex_any.dtype.code = kDLComplex;  // asks both bits
+  return CheckTorchBits(frame, obj, &complex_any);
+}
+
 const TypeEntry* LookupType(PyTypeObject* type) {
   if (g_cache[g_cache_last].type == type) return &g_cache[g_cache_last];
   for (int i = 0; i < kCacheSize; ++i) {
@@ -178,7 +184,8 @@ const TypeEntry* LookupType(PyTypeObject* type) {
   }
   TypeEntry entry{type, Kind::kOpaque, nullptr, false};
   entry.kind = Classify(type, &entry.api);
-  entry.torch_tensor = entry.kind == Kind::kExchangeApi && IsTorchTensorType(type);
+  entry.torch_tensor =
+      (entry.kind == Kind::kExchangeApi || entry.kind == Kind::kDLPack) && IsTorchTensorType(type);
   const int slot = g_cache_next;
   g_cache_next = (g_cache_next + 1) % kCacheSize;
   PyTypeObject* evicted = g_cache[slot].type;

@@ -51,6 +51,12 @@ const TypeEntry* LookupType(PyTypeObject* type);
  */
 int CheckTorchBits(const ArgFrame* frame, PyObject* obj, const DLTensor* exported);
 
+/*!
+ * \brief CheckTorchBits before a torch tensor is exported through its __dlpack__ (a subclass
+ *  without the exchange API), which would refuse the conjugate bit in its own words.
+ */
+int CheckTorchBitsBeforeExport(const ArgFrame* frame, PyObject* obj);
+
 }  // namespace tvm_ffi_next
 
 #endif  // TVM_FFI_PYCORE_NEXT_ARG_TYPES_H_

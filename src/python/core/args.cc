@@ -16,6 +16,20 @@ inline void SetPod(TVMFFIAny* out, int32_t index, int64_t v) {
 int IntArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (overflow > 0 && frame->position > 0 && frame->position <= 64 &&
+      (frame->pointer_params >> (frame->position - 1) & 1) != 0) {
+    // A void* parameter takes every 64-bit address; the int64 payload cannot hold the upper half.
+    const unsigned long long address = PyLong_AsUnsignedLongLong(obj);
+    if (address == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_OverflowError, "%s: int %R is not a 64-bit address", ArgLabel(frame), obj);
+      return -1;
+    }
+    out->type_index = kTVMFFIOpaquePtr;
+    out->zero_padding = 0;
+    out->v_uint64 = address;
+    return 0;
+  }
   if (overflow != 0) {
     PyErr_Format(PyExc_OverflowError, "%s: int %R does not fit in int64", ArgLabel(frame), obj);
     return -1;
@@ -45,16 +59,39 @@ int BytesLikeArg(ArgFrame* frame, const char* data, Py_ssize_t size, bool text, 
   return 0;
 }
 
+// A str without a UTF-8 form (a lone surrogate) is refused by argument, with the codec's error as
+// the cause.
 int StrArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
   Py_ssize_t size = 0;
   const char* s = PyUnicode_AsUTF8AndSize(obj, &size);
-  if (s == nullptr) return -1;
+  if (s == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return -1;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    PyErr_Format(PyExc_ValueError, "%s: the str has no UTF-8 form (%S)", ArgLabel(frame), value);
+    PyObject *new_type, *new_value, *new_traceback;
+    PyErr_Fetch(&new_type, &new_value, &new_traceback);
+    PyErr_NormalizeException(&new_type, &new_value, &new_traceback);
+    PyException_SetContext(new_value, Py_NewRef(value));
+    PyException_SetCause(new_value, value);  // steals value
+    Py_XDECREF(type);
+    Py_XDECREF(traceback);
+    PyErr_Restore(new_type, new_value, new_traceback);
+    return -1;
+  }
   return BytesLikeArg(frame, s, size, true, out);
 }
 
-// A container through the runtime's constructor global ("ffi.Array", "ffi.Map").
-int ContainerArg(ArgFrame* frame, const char* global, PyObject* items, bool pairs, TVMFFIAny* out,
-                 int depth) {
+bool IsContainer(PyObject* obj) {
+  return PyList_Check(obj) || PyTuple_Check(obj) || PyDict_Check(obj);
+}
+
+// A container through the runtime's constructor global ("ffi.Array", "ffi.Map"). `source` is
+// the caller's container: one holding containers is remembered for the call (see
+// ArgFrame::converted); lists of scalars are cheap to convert again and are not.
+int ContainerArg(ArgFrame* frame, PyObject* source, const char* global, PyObject* items, bool pairs,
+                 TVMFFIAny* out, int depth) {
   if (depth >= kMaxDepth) {
     PyErr_Format(PyExc_ValueError, "%s: containers nested deeper than %d levels", ArgLabel(frame),
                  kMaxDepth);
@@ -85,7 +122,29 @@ int ContainerArg(ArgFrame* frame, const char* global, PyObject* items, bool pair
     return -1;
   }
   frame->owned.push_back(out->v_obj);
+  bool nested = false;
+  for (Py_ssize_t i = 0; i < n && !nested; ++i) {
+    PyObject* item = PyList_GET_ITEM(items, i);
+    nested = pairs ? IsContainer(PyTuple_GET_ITEM(item, 1)) : IsContainer(item);
+  }
+  if (nested) {
+    if (frame->converted == nullptr) {
+      frame->converted = new std::unordered_map<PyObject*, TVMFFIObject*>();
+    }
+    (*frame->converted)[source] = out->v_obj;  // the caller's structure keeps source alive
+  }
   return 0;
+}
+
+// The array or map this call already made for `obj`: 1 (out set), else 0.
+int FindConverted(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
+  if (frame->converted == nullptr) return 0;
+  auto it = frame->converted->find(obj);
+  if (it == frame->converted->end()) return 0;
+  out->type_index = it->second->type_index;
+  out->zero_padding = 0;
+  out->v_obj = it->second;
+  return 1;
 }
 
 int DeviceArg(int32_t type, int32_t id, TVMFFIAny* out) {
@@ -270,19 +329,22 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
     case Kind::kByteArray:
       return BytesLikeArg(frame, PyByteArray_AS_STRING(obj), PyByteArray_GET_SIZE(obj), false, out);
     case Kind::kSequence: {
+      if (FindConverted(frame, obj, out)) return 0;
       PyObject* items = PySequence_List(obj);  // a snapshot: conversion may run Python code
       if (items == nullptr) return -1;
       frame->keep.push_back(items);
-      return ContainerArg(frame, "ffi.Array", items, false, out, depth);
+      return ContainerArg(frame, obj, "ffi.Array", items, false, out, depth);
     }
     case Kind::kMapping: {
+      if (FindConverted(frame, obj, out)) return 0;
       PyObject* items = PyDict_Items(obj);
       if (items == nullptr) return -1;
       frame->keep.push_back(items);
-      return ContainerArg(frame, "ffi.Map", items, true, out, depth);
+      return ContainerArg(frame, obj, "ffi.Map", items, true, out, depth);
     }
     case Kind::kExchangeApi:  // handled by the caller
     case Kind::kDLPack:
+      if (entry->torch_tensor && CheckTorchBitsBeforeExport(frame, obj) != 0) return -1;
       return TensorObjectArg(frame, nullptr, obj, out);
     case Kind::kObjectProtocol: {
       PyObject* inner = PyObject_CallMethod(obj, "__tvm_ffi_object__", nullptr);
@@ -367,6 +429,8 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
 }  // namespace
 
 void ArgFrame::Release() {
+  delete converted;  // borrowed entries: `owned` holds the arrays
+  converted = nullptr;
   if (owned.size() == 0 && tensors.size() == 0 && keep.size() == 0) return;
   // Deleters may run Python code, which must not start with an error pending.
   PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
@@ -380,6 +444,8 @@ void ArgFrame::Release() {
   for (int i = 0; i < keep.size(); ++i) Py_DECREF(keep[i]);
   tensors.clear();
   tensor_sources.clear();
+  dlpack_tensors.clear();
+  dlpack_sources.clear();
   tensor_producers.clear();
   owned.clear();
   keep.clear();

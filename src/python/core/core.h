@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "../../lib/frame_api.h"
@@ -97,13 +98,14 @@ class SmallVec {
 struct FunctionObject {
   PyObject ob_base;  // PyObject_HEAD
   vectorcallfunc vectorcall;
-  TVMFFIObject* handle;  // a FunctionObj (strong reference), or NULL: an empty Function
-  uint64_t view_params;  // bit i: parameter i is a DLTensor* (TensorView) per the metadata
-  PyObject* name;        // str or NULL: for messages
-  PyObject* library;     // str or NULL: the library the function came from
-  PyObject* signature;   // str or NULL: "add(int, int) -> int", from the export's metadata
-  int num_args;          // from the metadata; -1: not stated (any number)
-  PyObject* doc;         // an assigned __doc__ (any object: the type takes part in GC), or NULL
+  TVMFFIObject* handle;     // a FunctionObj (strong reference), or NULL: an empty Function
+  uint64_t view_params;     // bit i: parameter i is a DLTensor* (TensorView) per the metadata
+  uint64_t pointer_params;  // bit i: parameter i is a void* (takes addresses up to 2**64 - 1)
+  PyObject* name;           // str or NULL: for messages
+  PyObject* library;        // str or NULL: the library the function came from
+  PyObject* signature;      // str or NULL: "add(int, int) -> int", from the export's metadata
+  int num_args;             // from the metadata; -1: not stated (any number)
+  PyObject* doc;            // an assigned __doc__ (any object: the type takes part in GC), or NULL
 };
 
 // tvm_ffi_next.Object and its subclasses (Tensor, Module): one owned handle.
@@ -161,15 +163,22 @@ struct ArgFrame {
   PyObject* name_obj = nullptr;   // when set, the name (read only for messages)
   int position = 0;
   uint64_t view_params = 0;
+  uint64_t pointer_params = 0;
   SmallVec<TVMFFIObject*, 4> owned;  // strings, arrays, callbacks made for this call
   SmallVec<PyObject*, 4> keep;       // Python objects to drop after the call
   // Tensors passed as TensorObjs, and their Python objects (borrowed: the call holds them).
   SmallVec<PooledTensor*, 8> tensors;
   SmallVec<PyObject*, 8> tensor_sources;
   SmallVec<const ExchangeApi*, 8> tensor_producers;  // their exchange APIs
+  // Tensors of __dlpack__ producers (owning objects, in `owned`) and their Python objects.
+  SmallVec<TVMFFIObject*, 4> dlpack_tensors;
+  SmallVec<PyObject*, 4> dlpack_sources;
   const ExchangeApi* tensor_api = nullptr;  // first exchange API able to wrap a tensor result
   int32_t cuda_device = -1;                 // first CUDA tensor argument's device
   const ExchangeApi* stream_api = nullptr;  // its producer's exchange API
+  // Containers holding containers, converted once per call however often they are reached
+  // (x = [x, x] nested n deep is n arrays, not 2**n); made on the first such container.
+  std::unordered_map<PyObject*, TVMFFIObject*>* converted = nullptr;
 
   ArgFrame() = default;
   ArgFrame(const ArgFrame&) = delete;
@@ -250,6 +259,22 @@ struct StreamScope {
 };
 /*! \brief Finds our runtime's frame entries (module init); absent: the eager path. */
 void InitLazyStream();
+/*! \brief Installs the core's TVMFFIEnvTensorAlloc allocator process-wide (module init). */
+void InitHostAllocator();
+/*!
+ * \brief For the scope of a call: TVMFFIEnvTensorAlloc allocates through `api` (the producer of
+ *  the call's tensors), or in host memory when it is NULL or has no allocator.
+ */
+class AllocScope {
+ public:
+  explicit AllocScope(const ExchangeApi* api);
+  ~AllocScope();
+  AllocScope(const AllocScope&) = delete;
+  AllocScope& operator=(const AllocScope&) = delete;
+
+ private:
+  const ExchangeApi* previous_;
+};
 /*! \brief Whether calls run in lazy stream frames (our runtime). */
 bool LazyStreamEnabled();
 /*! \brief Whether push_raw_stream set this thread's stream for the device (the call keeps it). */

@@ -20,6 +20,49 @@ const char* NameOf(const FunctionObject* f) {
   return name != nullptr ? name : "function";
 }
 
+// A callee that refuses an argument names the type of the value it got: the C ABI's type
+// ("Array", "Map", or "ffi.OpaquePyObject" for any Python object without a C ABI form). The
+// caller knows the object, so "f() argument 2 must be int, not <type>" names its Python type, as
+// CPython's messages do. Error path only; any other message stays the callee's.
+void NamePythonType(PyObject* const* args, Py_ssize_t nargs) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  PyObject* exc_args = value != nullptr && PyErr_GivenExceptionMatches(type, PyExc_TypeError)
+                           ? PyObject_GetAttrString(value, "args")
+                           : nullptr;
+  PyErr_Clear();
+  const char* text = exc_args != nullptr && PyTuple_Check(exc_args) &&
+                             PyTuple_GET_SIZE(exc_args) == 1 &&
+                             PyUnicode_Check(PyTuple_GET_ITEM(exc_args, 0))
+                         ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(exc_args, 0))
+                         : nullptr;
+  const char* at = text != nullptr ? std::strstr(text, "() argument ") : nullptr;
+  char* end = nullptr;
+  const long position = at != nullptr ? std::strtol(at + 12, &end, 10) : 0;
+  const char* tail = nullptr;  // the last ", not "
+  for (const char* p = text != nullptr ? std::strstr(text, ", not ") : nullptr; p != nullptr;
+       p = std::strstr(p + 1, ", not ")) {
+    tail = p;
+  }
+  if (end != nullptr && std::strncmp(end, " must be ", 9) == 0 && position >= 1 &&
+      position <= nargs && tail != nullptr && std::strchr(tail, '\n') == nullptr) {
+    PyObject* head = PyUnicode_DecodeUTF8(text, static_cast<Py_ssize_t>(tail - text), "replace");
+    PyObject* message =
+        head != nullptr
+            ? PyUnicode_FromFormat("%U, not %s", head, _PyType_Name(Py_TYPE(args[position - 1])))
+            : nullptr;
+    PyObject* new_args = message != nullptr ? PyTuple_Pack(1, message) : nullptr;
+    if (new_args != nullptr) PyObject_SetAttrString(value, "args", new_args);
+    Py_XDECREF(new_args);
+    Py_XDECREF(message);
+    Py_XDECREF(head);
+    PyErr_Clear();
+  }
+  Py_XDECREF(exc_args);
+  PyErr_Restore(type, value, traceback);
+}
+
 PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf,
                              PyObject* kwnames) {
   auto* self = reinterpret_cast<FunctionObject*>(self_obj);
@@ -47,6 +90,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   ArgFrame frame;
   frame.name_obj = self->name;
   frame.view_params = self->view_params;
+  frame.pointer_params = self->pointer_params;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     frame.position = static_cast<int>(i + 1);
     if (ConvertArg(&frame, args[i], &packed[i], &views[i], 0) != 0) return nullptr;
@@ -62,6 +106,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   result.zero_padding = 0;
   result.v_int64 = 0;
   TVMFFIObject* handle = self->handle;
+  AllocScope alloc(frame.tensor_api);
   const int rc = CellOf<TVMFFIFunctionCell>(handle)->safe_call(
       handle, packed, static_cast<int32_t>(nargs), &result);
   if (stream.Leave() != 0) {  // the producer could not say its stream: that error wins
@@ -78,6 +123,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
     frame.Release();
     // Unnamed functions (callbacks, foreign addresses) add no "in function" context.
     RaiseCallError(rc, self->name != nullptr ? NameOf(self) : nullptr, self->library);
+    NamePythonType(args, nargs);
     return nullptr;
   }
   PyObject* out = ToPython(&result, &frame);
@@ -122,6 +168,7 @@ PyObject* FunctionNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->vectorcall = FunctionVectorcall;
   self->handle = nullptr;
   self->view_params = 0;
+  self->pointer_params = 0;
   self->name = nullptr;
   self->library = nullptr;
   self->signature = nullptr;
@@ -164,6 +211,7 @@ PyObject* MoveHandleFrom(PyObject* self_obj, PyObject* other_obj) {
   TVMFFIObject* old = self->handle;
   self->handle = other->handle;
   self->view_params = other->view_params;
+  self->pointer_params = other->pointer_params;
   other->handle = nullptr;
   Py_XSETREF(self->name, other->name);
   Py_XSETREF(self->library, other->library);

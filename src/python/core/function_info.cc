@@ -163,13 +163,16 @@ void ReadFunctionMetadata(PyObject* function, PyObject* metadata) {
   PyObject* params = nullptr;
   PyObject* result = nullptr;  // borrowed
   if (schema != nullptr && PyDict_Check(schema) && ReadSchema(schema, &params, &result) == 0) {
-    uint64_t bits = 0;
+    uint64_t bits = 0, pointer_bits = 0;
     PyObject* parts = PyList_New(0);
     for (Py_ssize_t i = 0; parts != nullptr && i < PyList_GET_SIZE(params); ++i) {
       PyObject* param = PyList_GET_ITEM(params, i);
       PyObject* type = PyDict_Check(param) ? PyDict_GetItemString(param, "type") : nullptr;
       const char* key = type != nullptr ? PyUnicode_AsUTF8(type) : nullptr;
       if (key != nullptr && std::strcmp(key, "DLTensor*") == 0 && i < 64) bits |= uint64_t{1} << i;
+      if (key != nullptr && std::strcmp(key, "void*") == 0 && i < 64) {
+        pointer_bits |= uint64_t{1} << i;
+      }
       PyObject* part = FormatType(param, 0);
       if (part == nullptr || PyList_Append(parts, part) != 0) Py_CLEAR(parts);
       Py_XDECREF(part);
@@ -181,6 +184,7 @@ void ReadFunctionMetadata(PyObject* function, PyObject* metadata) {
       Py_XSETREF(f->signature, PyUnicode_FromFormat("%U(%U) -> %U", f->name, joined, ret));
       f->num_args = static_cast<int>(PyList_GET_SIZE(parts));
       f->view_params = bits;
+      f->pointer_params = pointer_bits;
     }
     Py_XDECREF(joined);
     Py_XDECREF(sep);

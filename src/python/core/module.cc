@@ -1,7 +1,6 @@
 // The module `tvm_ffi._core`: the Python core on the tvm-ffi C ABI (tests/abi builds the same
 // sources as `_core_next`). pybind11 creates the module; the types are CPython heap types.
 #include <dlfcn.h>
-
 #include <pybind11/pybind11.h>
 
 #include "core.h"
@@ -77,7 +76,8 @@ PyMethodDef kModuleFunctions[] = {
 // second copy: RTLD_NOLOAD) makes its functions visible to those libraries too.
 void PromoteRuntimeToGlobalScope() {
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&TVMFFIGetTypeInfo), &info) == 0 || info.dli_fname == nullptr) {
+  if (dladdr(reinterpret_cast<void*>(&TVMFFIGetTypeInfo), &info) == 0 ||
+      info.dli_fname == nullptr) {
     return;
   }
   if (void* runtime = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL)) {
@@ -102,6 +102,7 @@ PYBIND11_MODULE(TVM_FFI_PYCORE_NAME, m) {
   TVMFFIEnvRegisterCAPI("PyGILState_Ensure", reinterpret_cast<void*>(PyGILState_Ensure));
   TVMFFIEnvRegisterCAPI("PyGILState_Release", reinterpret_cast<void*>(PyGILState_Release));
   InitLazyStream();
+  InitHostAllocator();
   PyObject* lazy = LazyStreamEnabled() ? Py_True : Py_False;
   if (PyModule_AddObject(module, "_lazy_stream", Py_NewRef(lazy)) != 0 ||
       InitFunctionType(module) != 0 || InitObjectTypes(module) != 0 ||

@@ -6,10 +6,33 @@ namespace {
 
 constexpr int kMaxDepth = 32;
 
-PyObject* TextOf(const TVMFFIByteArray* bytes, bool text) {
+// A call's text result must be UTF-8: bytes that are not are refused with the function's name
+// (tvm::ffi::Bytes is the type for them). Without a call (callback arguments) they decode with
+// surrogateescape, as Python decodes file names.
+PyObject* TextOf(const TVMFFIByteArray* bytes, bool text, const ArgFrame* frame = nullptr) {
   const auto size = static_cast<Py_ssize_t>(bytes->size);
-  return text ? PyUnicode_DecodeUTF8(bytes->data, size, "surrogateescape")
-              : PyBytes_FromStringAndSize(bytes->data, size);
+  if (!text) return PyBytes_FromStringAndSize(bytes->data, size);
+  if (frame == nullptr) return PyUnicode_DecodeUTF8(bytes->data, size, "surrogateescape");
+  PyObject* out = PyUnicode_DecodeUTF8(bytes->data, size, nullptr);
+  if (out != nullptr || !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return out;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  const char* name = frame->name_obj != nullptr ? PyUnicode_AsUTF8(frame->name_obj) : nullptr;
+  PyErr_Clear();
+  PyErr_Format(PyExc_ValueError,
+               "%s() returned a str that is not valid UTF-8 (%S); text results must be UTF-8: "
+               "return tvm::ffi::Bytes for other bytes",
+               name != nullptr ? name : frame->name, value);
+  PyObject *new_type, *new_value, *new_traceback;
+  PyErr_Fetch(&new_type, &new_value, &new_traceback);
+  PyErr_NormalizeException(&new_type, &new_value, &new_traceback);
+  PyException_SetCause(new_value, value);  // steals value
+  PyException_SetContext(new_value, Py_NewRef(value));
+  Py_XDECREF(type);
+  Py_XDECREF(traceback);
+  PyErr_Restore(new_type, new_value, new_traceback);
+  return nullptr;
 }
 
 PyObject* ToPythonAt(TVMFFIAny* value, ArgFrame* frame, int depth);
@@ -92,7 +115,7 @@ PyObject* ObjectToPython(TVMFFIObject* obj, ArgFrame* frame, int depth) {
   switch (obj->type_index) {
     case kTVMFFIStr:
     case kTVMFFIBytes:
-      out = TextOf(CellOf<TVMFFIByteArray>(obj), obj->type_index == kTVMFFIStr);
+      out = TextOf(CellOf<TVMFFIByteArray>(obj), obj->type_index == kTVMFFIStr, frame);
       break;
     case kTVMFFIShape: {
       const TVMFFIShapeCell* cell = CellOf<TVMFFIShapeCell>(obj);
@@ -130,6 +153,12 @@ PyObject* ObjectToPython(TVMFFIObject* obj, ArgFrame* frame, int depth) {
         if (PooledTensorHandle(frame->tensors[i]) == obj) {
           TVMFFIObjectDecRef(obj);
           return Py_NewRef(frame->tensor_sources[i]);
+        }
+      }
+      for (int i = 0; frame != nullptr && i < frame->dlpack_tensors.size(); ++i) {
+        if (frame->dlpack_tensors[i] == obj) {
+          TVMFFIObjectDecRef(obj);
+          return Py_NewRef(frame->dlpack_sources[i]);
         }
       }
       return TensorToPython(obj, frame != nullptr ? frame->tensor_api : nullptr);
@@ -172,12 +201,31 @@ PyObject* ToPythonAt(TVMFFIAny* v, ArgFrame* frame, int depth) {
     case kTVMFFISmallStr:
     case kTVMFFISmallBytes: {
       TVMFFIByteArray bytes{v->v_bytes, v->small_str_len};
-      return TextOf(&bytes, v->type_index == kTVMFFISmallStr);
+      return TextOf(&bytes, v->type_index == kTVMFFISmallStr, frame);
     }
     default:
       break;
   }
   if (IsObjectIndex(v->type_index)) return ObjectToPython(v->v_obj, frame, depth);
+  const char* name =
+      frame != nullptr && frame->name_obj != nullptr ? PyUnicode_AsUTF8(frame->name_obj) : nullptr;
+  PyErr_Clear();
+  if (name != nullptr && v->type_index >= kTVMFFIDLTensorPtr &&
+      v->type_index <= kTVMFFIObjectRValueRef) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s() returned a value of type index %d, which is an argument-only kind (a "
+                 "borrowed DLTensor*, raw string or byte array owns nothing) and has no Python "
+                 "equivalent",
+                 name, static_cast<int>(v->type_index));
+    return nullptr;
+  }
+  if (name != nullptr) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s() returned a value of type index %d, which Python has no "
+                 "equivalent for",
+                 name, static_cast<int>(v->type_index));
+    return nullptr;
+  }
   PyErr_Format(PyExc_TypeError, "cannot convert a value of type index %d to Python",
                static_cast<int>(v->type_index));
   return nullptr;

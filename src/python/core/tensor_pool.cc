@@ -6,6 +6,8 @@
 // strides copied into the object so it never points into the Python tensor. After the call a
 // still-unique object goes back to the pool; one the callee kept is made to own its memory
 // (a managed tensor of the producer) before our reference is dropped.
+#include <cstdint>
+
 #include "core.h"
 
 namespace tvm_ffi_next {
@@ -158,11 +160,45 @@ int OwnerFromDLPack(ArgFrame* frame, PyObject* obj, PooledTensor* t) {
 
 }  // namespace
 
+namespace {
+
+// The dimension at which the bytes a (non-empty) tensor spans stop fitting in int64, or -1.
+int32_t ExtentOverflowDim(const DLTensor& t) {
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] == 0) return -1;  // no element: no extent
+  }
+  const int64_t item = (static_cast<int64_t>(t.dtype.bits) * t.dtype.lanes + 7) / 8;
+  int64_t extent = item;  // the last element's bytes
+  int64_t contiguous = 1;
+  for (int32_t d = t.ndim; d-- > 0;) {
+    int64_t stride = contiguous;
+    if (t.strides != nullptr) {
+      if (t.strides[d] == INT64_MIN) return d;
+      stride = t.strides[d] < 0 ? -t.strides[d] : t.strides[d];
+    }
+    int64_t span = 0;
+    if (__builtin_mul_overflow(t.shape[d] - 1, stride, &span) ||
+        __builtin_mul_overflow(span, item, &span) ||
+        __builtin_add_overflow(extent, span, &extent)) {
+      return d;
+    }
+    if (__builtin_mul_overflow(contiguous, t.shape[d], &contiguous)) {
+      contiguous = INT64_MAX;  // an overflow only if a dimension before steps by it
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
 int CheckProducerTensor(const ArgFrame* frame, PyObject* obj, const DLTensor& t) {
-  // Readers walk shape[0..ndim): a producer's corrupt field must stop here. Same checks and
-  // words as today's core (src/python/core/dltensor_check.*, which moves here at the switch).
+  // Readers walk shape[0..ndim): a producer's corrupt field must stop here. For an argument the
+  // producer is named by its type; for from_dlpack (no position) by its __dlpack__().
   constexpr int32_t kMaxDims = 1024;
-  const char* type = Py_TYPE(obj)->tp_name;
+  char producer[200];
+  PyOS_snprintf(producer, sizeof(producer), frame->position > 0 ? "%s" : "%s.__dlpack__()",
+                Py_TYPE(obj)->tp_name);
+  const char* type = producer;
   if (t.ndim < 0) {
     PyErr_Format(PyExc_ValueError, "%s: %s gave a DLTensor with a negative ndim (ndim %d)",
                  ArgLabel(frame), type, t.ndim);
@@ -182,7 +218,12 @@ int CheckProducerTensor(const ArgFrame* frame, PyObject* obj, const DLTensor& t)
         return -1;
       }
     }
-    return 0;
+    const int32_t d = ExtentOverflowDim(t);
+    if (d < 0) return 0;
+    PyErr_Format(PyExc_ValueError,
+                 "%s: %s gave a DLTensor with a shape and strides whose extent overflows 64 bits "
+                 "(at dimension %d)",
+                 ArgLabel(frame), type, d);
   }
   return -1;
 }
@@ -211,11 +252,17 @@ int TensorObjectArg(ArgFrame* frame, const ExchangeApi* api, PyObject* obj, TVMF
   if (rc == 0) rc = CheckProducerTensor(frame, obj, t->dl);
   if (rc == 0) rc = OwnDims(t);
   if (rc != 0) {
+    // The producer's deleter may run Python code: with no error pending, and the error kept.
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
     TensorDeleter(t, kTVMFFIObjectDeleterFlagBitMaskBoth);
+    PyErr_Restore(type, value, traceback);
     return -1;
   }
   if (t->owner_versioned != nullptr || t->owner_legacy != nullptr) {
     frame->owned.push_back(&t->header);  // owns its memory already: a plain reference
+    frame->dlpack_tensors.push_back(&t->header);
+    frame->dlpack_sources.push_back(obj);
   } else {
     frame->tensors.push_back(t);
     frame->tensor_sources.push_back(obj);

@@ -73,8 +73,21 @@ void CapsuleDestructor(PyObject* capsule) {
   }
 }
 
+// A (int, int) tuple's first item (any size: a huge major still means "1.x accepted") and
+// second; 0, or -1 without an error set when `pair` is not one.
+int ReadIntPair(PyObject* pair, PyObject** first, PyObject** second) {
+  if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+      !PyLong_Check(PyTuple_GET_ITEM(pair, 0)) || !PyLong_Check(PyTuple_GET_ITEM(pair, 1))) {
+    return -1;
+  }
+  *first = PyTuple_GET_ITEM(pair, 0);
+  *second = PyTuple_GET_ITEM(pair, 1);
+  return 0;
+}
+
 // __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None): CPU memory needs no
-// stream; a versioned capsule when the consumer accepts DLPack 1.x.
+// stream; a versioned capsule when the consumer accepts DLPack 1.x; the tensor's own device
+// only (no copies).
 PyObject* TensorDLPack(PyObject* self, PyObject* args, PyObject* kwargs) {
   static const char* kKeywords[] = {"stream", "max_version", "dl_device", "copy", nullptr};
   PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
@@ -83,15 +96,45 @@ PyObject* TensorDLPack(PyObject* self, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   TVMFFIObject* handle = reinterpret_cast<ObjectWrapper*>(self)->handle;
-  long major = 0;
+  PyObject *first = nullptr, *second = nullptr;
+  bool versioned = false;
   if (max_version != Py_None) {
-    PyObject* first = PySequence_GetItem(max_version, 0);
-    if (first == nullptr) return nullptr;
-    major = PyLong_AsLong(first);
-    Py_DECREF(first);
-    if (PyErr_Occurred()) return nullptr;
+    if (ReadIntPair(max_version, &first, &second) != 0) {
+      PyErr_Format(PyExc_TypeError,
+                   "tvm_ffi.Tensor.__dlpack__: max_version must be None or a tuple of two ints "
+                   "(major, minor), not %R",
+                   max_version);
+      return nullptr;
+    }
+    PyObject* one = PyLong_FromLong(1);
+    const int ge = one != nullptr ? PyObject_RichCompareBool(first, one, Py_GE) : -1;
+    Py_XDECREF(one);
+    if (ge < 0) return nullptr;
+    versioned = ge == 1;
   }
-  if (major >= 1) {
+  if (dl_device != Py_None) {
+    if (ReadIntPair(dl_device, &first, &second) != 0) {
+      PyErr_Format(PyExc_TypeError,
+                   "tvm_ffi.Tensor.__dlpack__: dl_device must be None or a tuple of two ints "
+                   "(device_type, device_id), not %R",
+                   dl_device);
+      return nullptr;
+    }
+    const DLTensor* dl = DLOf(self);
+    int overflow_type = 0, overflow_id = 0;
+    const long long type = PyLong_AsLongLongAndOverflow(first, &overflow_type);
+    const long long id = PyLong_AsLongLongAndOverflow(second, &overflow_id);
+    if (overflow_type != 0 || overflow_id != 0 || type != dl->device.device_type ||
+        id != dl->device.device_id) {
+      PyErr_Format(PyExc_BufferError,
+                   "tvm_ffi.Tensor.__dlpack__: the tensor is on device (%d, %d) and cannot be "
+                   "exported to dl_device=%R without a copy (not supported)",
+                   static_cast<int>(dl->device.device_type), static_cast<int>(dl->device.device_id),
+                   dl_device);
+      return nullptr;
+    }
+  }
+  if (versioned) {
     DLManagedTensorVersioned* mt = nullptr;
     if (TVMFFITensorToDLPackVersioned(handle, &mt) != 0) {
       RaiseCallError(-1, "__dlpack__", nullptr);
