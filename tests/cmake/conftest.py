@@ -133,9 +133,11 @@ MODES = ("source", "installed", "pip")
 
 @pytest.fixture(scope="session")
 def installed_prefix(cmake: CMake, tmp_path_factory) -> Path:
-    """The top-level project installed with ``cmake --install`` into a fresh prefix."""
+    """The top-level project built (the runtime, src/lib) and installed with ``cmake --install``
+    into a fresh prefix."""
     root = tmp_path_factory.mktemp("install")
     cmake.configure(REPO, root / "build")
+    cmake.build(root / "build")
     result = cmake.run("--install", str(root / "build"), "--prefix", str(root / "prefix"))
     assert result.returncode == 0, f"install failed\n{result.describe()}"
     return root / "prefix"

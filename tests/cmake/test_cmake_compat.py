@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import tvm_ffi.libinfo
+
 REPO = Path(__file__).resolve().parents[2]
 PROJECTS = Path(__file__).resolve().parent / "projects"
 EM_CUDA = 190
@@ -130,6 +132,9 @@ def test_option1_block_builds(mode, generator, built, elf):
     library = elf(build / "libmylib.so")
     library.assert_embedded("my_kernels", (build / "kernel.cubin").read_bytes())
     assert not library.stack_is_executable()
+    # The block links the headers only: the library's runtime calls bind to a libtvm_ffi.so
+    # the process holds globally, as a process that imported apache-tvm-ffi does.
+    ctypes.CDLL(tvm_ffi.libinfo.find_libtvm_ffi(), mode=ctypes.RTLD_GLOBAL)
     lib = ctypes.CDLL(str(build / "libmylib.so"))
     lib.mylib_image_size.restype = ctypes.c_size_t
     assert lib.mylib_image_size() == (build / "kernel.cubin").stat().st_size

@@ -86,24 +86,36 @@ def test_find_package(mode, cmake, package_args, tmp_path, request):
     assert Path(report["target_include"]) == expected_include.resolve()
     assert (Path(report["include_dir"]) / "tvm" / "ffi" / "c_api.h").is_file()
     assert report["aliased"] == "tvm_ffi_header"
-    # tvm_ffi::shared is the layout's libtvm_ffi.so; an install of the header-only CMake
-    # project has none, and the target stands for the headers.
+    # tvm_ffi::shared is the layout's libtvm_ffi.so (an installed tree has the one the
+    # top-level project built).
     runtime = {
         "source": lambda: RUNTIME,
         "source-dir": lambda: RUNTIME,
-        "installed": lambda: None,
+        "installed": lambda: request.getfixturevalue("installed_prefix") / "lib",
         "wheel": lambda: request.getfixturevalue("wheel_layout") / "tvm_ffi" / "lib",
         "pip": lambda: Path(tvm_ffi.libinfo.find_libtvm_ffi()),
     }[mode]()
-    if runtime is None:
-        assert report["shared_type"] == "INTERFACE_LIBRARY"
-        assert "-- tvm_ffi: no libtvm_ffi.so in " in result.stdout
-    else:
-        if runtime.is_dir():
-            runtime = runtime / "libtvm_ffi.so"
-        location = str(runtime.resolve())
-        assert report["shared_type"] == "SHARED_LIBRARY"
-        assert report["shared"] == f"{location}|libtvm_ffi.so|tvm_ffi_header|{location}"
+    if runtime.is_dir():
+        runtime = runtime / "libtvm_ffi.so"
+    location = str(runtime.resolve())
+    assert report["shared_type"] == "SHARED_LIBRARY"
+    assert report["shared"] == f"{location}|libtvm_ffi.so|tvm_ffi_header|{location}"
+
+
+def test_find_package_without_the_runtime(cmake, wheel_layout, tmp_path):
+    """Headers without libtvm_ffi.so beside them: tvm_ffi::shared stands for the headers, and
+    the configure log says why."""
+    import shutil
+
+    package = tmp_path / "site" / "tvm_ffi"
+    shutil.copytree(wheel_layout / "tvm_ffi", package, ignore=shutil.ignore_patterns("lib"))
+    source = _project(tmp_path, REPORT.format(request=""))
+    cmakedir = package / "share" / "cmake" / "tvm_ffi"
+    result = cmake.configure(source, tmp_path / "build", f"-Dtvm_ffi_ROOT={cmakedir}")
+    assert _report(result)["shared_type"] == "INTERFACE_LIBRARY"
+    lib_dir = (package / "lib").absolute()
+    message = f"-- tvm_ffi: no libtvm_ffi.so in {lib_dir}: tvm_ffi::shared links the headers only"
+    assert message in result.stdout
 
 
 def test_installed_tree(installed_prefix):

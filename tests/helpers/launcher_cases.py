@@ -24,6 +24,11 @@ BAD_IMAGE = (
 )
 
 
+def bad_image(library: object) -> str:
+    """BAD_IMAGE as load_bytes of ``library`` (a path) raises it: the core names where."""
+    return f"{BAD_IMAGE} (in function 'load_bytes' of library '{library}')"
+
+
 def has_cuda_headers() -> bool:
     try:
         return (_toolchain.find_cuda_home() / "include" / "cuda.h").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
 from pathlib import Path
@@ -207,8 +208,11 @@ def test_output_object_keeps_embedded_images_local(tmp_path):
     assert kinds["__tvm_ffi__cubin_blob"] == "r"  # local: two such objects never clash
     assert kinds["__tvm_ffi_blob"] == "T"
     lib = tmp_path / "libreader.so"
-    subprocess.run(["c++", "-shared", str(obj), "-o", str(lib)], check=True)
-    import tvm_ffi
+    import tvm_ffi.libinfo
+
+    # The object calls the runtime: the user's link names it, as the JIT's own does.
+    runtime = ["-L", os.path.dirname(tvm_ffi.libinfo.find_libtvm_ffi()), "-ltvm_ffi"]
+    subprocess.run(["c++", "-shared", str(obj), *runtime, "-o", str(lib)], check=True)
 
     assert bytes(tvm_ffi.load_module(lib).blob()) == _ptx("as object")
 
