@@ -74,9 +74,13 @@ endif()
 # records, so that it binds to whichever libtvm_ffi.so the process loaded first (this
 # package's or apache-tvm-ffi's). Looked for where the layout found above keeps it.
 if(NOT TARGET tvm_ffi_shared)
-  set(tvm_ffi_LIBRARY "tvm_ffi_LIBRARY-NOTFOUND")
-  if(EXISTS "${_tvm_ffi_lib_dir}/libtvm_ffi.so")
-    get_filename_component(tvm_ffi_LIBRARY "${_tvm_ffi_lib_dir}/libtvm_ffi.so" REALPATH)
+  # A runtime the consumer names (-Dtvm_ffi_LIBRARY=<path>: a source checkout whose package
+  # was installed elsewhere) wins over the layout's.
+  if(NOT tvm_ffi_LIBRARY OR NOT EXISTS "${tvm_ffi_LIBRARY}")
+    set(tvm_ffi_LIBRARY "tvm_ffi_LIBRARY-NOTFOUND")
+    if(EXISTS "${_tvm_ffi_lib_dir}/libtvm_ffi.so")
+      get_filename_component(tvm_ffi_LIBRARY "${_tvm_ffi_lib_dir}/libtvm_ffi.so" REALPATH)
+    endif()
   endif()
   if(tvm_ffi_LIBRARY)
     add_library(tvm_ffi_shared SHARED IMPORTED)

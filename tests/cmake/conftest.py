@@ -157,7 +157,9 @@ def wheel_layout(tmp_path_factory) -> Path:
     shutil.copytree(REPO / "cmake", package / "share" / "cmake" / "tvm_ffi")
     shutil.copy(REPO / "python" / "tvm_ffi" / "_version.py", package / "_version.py")
     (package / "lib").mkdir()
-    shutil.copy(REPO / "python" / "tvm_ffi" / "lib" / "libtvm_ffi.so", package / "lib")
+    import tvm_ffi.libinfo  # the installed package's runtime (a checkout may not be built)
+
+    shutil.copy(tvm_ffi.libinfo.find_libtvm_ffi(), package / "lib")
     return site
 
 
@@ -189,6 +191,16 @@ def pip_includedir(tmp_path_factory) -> Path:
     return _tvm_ffi_config("--includedir", tmp_path_factory.mktemp("pip-probe"))
 
 
+def _checkout_runtime() -> list[str]:
+    """A checkout whose package was installed elsewhere (``pip install .``) has no runtime
+    built in the tree: name the installed package's, as such a consumer would."""
+    if (REPO / "python" / "tvm_ffi" / "lib" / "libtvm_ffi.so").exists():
+        return []
+    import tvm_ffi.libinfo
+
+    return [f"-Dtvm_ffi_LIBRARY={tvm_ffi.libinfo.find_libtvm_ffi()}"]
+
+
 @pytest.fixture(scope="session")
 def package_args(request):
     """``package_args(mode)``: the cmake arguments that make find_package(tvm_ffi) use
@@ -196,9 +208,9 @@ def package_args(request):
 
     def args_for(mode: str) -> list[str]:
         if mode == "source":
-            return [f"-Dtvm_ffi_ROOT={REPO}"]
+            return [f"-Dtvm_ffi_ROOT={REPO}", *_checkout_runtime()]
         if mode == "source-dir":
-            return [f"-Dtvm_ffi_DIR={REPO / 'cmake'}"]
+            return [f"-Dtvm_ffi_DIR={REPO / 'cmake'}", *_checkout_runtime()]
         if mode == "installed":
             return [f"-DCMAKE_PREFIX_PATH={request.getfixturevalue('installed_prefix')}"]
         if mode == "wheel":

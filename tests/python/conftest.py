@@ -12,13 +12,15 @@ from typing import Callable
 
 import pytest
 
+import tvm_ffi.libinfo
+
 from helpers import SOURCES, package, servers, tools
 
 REPO = Path(__file__).resolve().parents[2]
 INCLUDE = REPO / "include"
 
 # The folder of the package's libtvm_ffi.so (what tvm_ffi.libinfo finds).
-RUNTIME_DIR = REPO / "python" / "tvm_ffi" / "lib"
+RUNTIME_DIR = Path(tvm_ffi.libinfo.find_libtvm_ffi()).parent
 
 BuildLibrary = Callable[..., Path]
 

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy
 import pytest
 
+import tvm_ffi.libinfo
+
 from helpers import SOURCES
 
 hooks = None  # the test-only extension, set once per module by the fixture below
@@ -32,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 # packing, and the core's argument conversion that packing reads tensors through (all of
 # core/ but module.cc, which makes _core's module), linked to the package's runtime.
 PYTHON_SOURCES = REPO / "src" / "python"
-RUNTIME_DIR = REPO / "python" / "tvm_ffi" / "lib"
+RUNTIME_DIR = Path(tvm_ffi.libinfo.find_libtvm_ffi()).parent
 
 
 def _hook_sources() -> list[Path]:
