@@ -123,11 +123,6 @@ raises(RuntimeError, f"cannot load library '{missing}': {missing}: cannot open s
 """)
 
 
-@pytest.mark.xfail(
-    reason="include/tvm/ffi: Optional<String> is 24 bytes, apache's (and the runtime's "
-    "GetFunctionMetadata slot) 16: the inherited GetFunctionMetadata writes past the result",
-    strict=False,
-)
 def test_module_class_of_the_library(run):
     # ModuleObj's vtable and typeinfo from the runtime, under a module class of the library.
     run(r"""
