@@ -66,11 +66,11 @@ class dtype(str):
             text = str(content)
             if type(content).__module__ == "torch" and text.startswith("torch."):
                 text = text[len("torch.") :]
-        try:
-            code, bits, lanes = _core._parse_dtype(text)
-        except ValueError as e:
-            raise ValueError(f"dtype: {e}") from None
-        return cls._make(text, code, bits, lanes)
+        triple = _parse(text)
+        if triple is None:
+            shown = text.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise ValueError(f'dtype: cannot parse "{shown}" as a data type {_PARSE_HINT}')
+        return cls._make(text, *triple)
 
     @classmethod
     def _make(cls, text: str, code: int, bits: int, lanes: int) -> dtype:
@@ -142,13 +142,27 @@ class dtype(str):
     @staticmethod
     def is_dtype(arg: Any) -> builtins.bool:
         """Whether ``arg`` is a dtype or text that parses as one."""
-        if isinstance(arg, dtype):
-            return True
-        try:
-            _core._parse_dtype(str(arg))
-        except ValueError:
-            return False
-        return True
+        return isinstance(arg, dtype) or _parse(str(arg)) is not None
+
+
+_PARSE_HINT = "(expected e.g. float32, int8, bool, bfloat16, float8_e4m3fn, float16x2)"
+
+
+def _parse(text: str) -> tuple[int, int, int] | None:
+    """The (code, bits, lanes) of ``text``, or None when it is not a data type's one name.
+
+    The runtime's grammar is apache's, which also reads shorthands ("float" is float32, "" is
+    void); a dtype is a ``str`` that compares equal to its name, so only the name the runtime
+    writes back for the triple is accepted: "float" and "float32" would otherwise be two dtypes
+    of one type that compare unequal.
+    """
+    try:
+        code, bits, lanes = _core._parse_dtype(text)
+    except ValueError:  # the runtime's refusal, or text that is not UTF-8
+        return None
+    if _core._format_dtype(code, bits, lanes) != text:
+        return None
+    return code, bits, lanes
 
 
 def _from_triple(label: str, triple: Any) -> dtype:

@@ -161,11 +161,14 @@ DLDataType ParseDType(std::string_view s) {
     uint8_t code;
     uint8_t default_bits;
   };
-  // Longest first: "uint" before "int", "bfloat" before "float".
+  // Longest first: "uint" before "int", "bfloat" before "float". "complex" is DLPack's
+  // kDLComplex, which apache's grammar lacks: numpy and torch name complex64/complex128 tensors,
+  // and refusing them would leave such a tensor's dtype without a name.
   constexpr Prefix kPrefixes[] = {{"uint", kDLUInt, 32},
                                   {"int", kDLInt, 32},
                                   {"bfloat", kDLBfloat, 16},
-                                  {"float", kDLFloat, 32}};
+                                  {"float", kDLFloat, 32},
+                                  {"complex", kDLComplex, 64}};
   for (const Prefix& p : kPrefixes) {
     std::string_view name(p.name);
     if (!starts(name)) continue;
@@ -201,6 +204,9 @@ std::string DTypeToString(const DLDataType& t) {
       break;
     case kDLBfloat:
       out = "bfloat" + std::to_string(t.bits);
+      break;
+    case kDLComplex:
+      out = "complex" + std::to_string(t.bits);
       break;
     case kDLOpaqueHandle:
       out = "handle";

@@ -131,7 +131,7 @@ ERRORS = {
     "tuple_size": ["ValueError", "tuple_take() argument 1 must have 2 elements (got 1)"],
     "callback_raises": ["ValueError", "from the callback (4, ab)"],
     "make_adder_bad": ["TypeError", "adder() argument 1 must be int, not str"],
-    "tensor_size_bad": ["IndexError", "Tensor::size(-1) on a tensor of 0 dimensions"],
+    "tensor_size_bad": ["IndexError", "Tensor::size(-1): a 0-d tensor has no dimensions"],
     "raise ValueError": ["ValueError", "bad value 42"],
     "raise TypeError": ["TypeError", "bad type"],
     "raise IndexError": ["IndexError", "bad index"],

@@ -316,12 +316,6 @@ def test_objects_compile_with_nvcc_without_warnings(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-# Strict: it turns into a failure once the runtime exports them, so the mark cannot outlive the gap.
-@pytest.mark.xfail(
-    strict=True,
-    reason="src/lib's libtvm_ffi.so does not export ModuleObj's vtable and typeinfo (apache's "
-    "does), so a library that subclasses ModuleObj has undefined symbols",
-)
 def test_objects_build_with_these_headers_and_the_runtime(tmp_path):
     """The source above as a shared library of this checkout's headers, linked with -ltvm_ffi:
     its imports resolve (-z defs) and it loads."""

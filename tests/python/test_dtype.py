@@ -79,10 +79,11 @@ def test_data_type_codes_are_dlpacks():
 
 
 def test_data_type_codes_match_dlpack_h():
-    """The enum's values are dlpack.h's kDL* values, read from the header itself."""
+    """The enum's values are dlpack.h's kDL* values, read from the header itself (the one copy,
+    <dlpack/dlpack.h>, as in apache-tvm-ffi; <tvm/ffi/dlpack.h> only includes it)."""
     from tvm_ffi import libinfo
 
-    header = __import__("pathlib").Path(libinfo.find_include_path()) / "tvm" / "ffi" / "dlpack.h"
+    header = __import__("pathlib").Path(libinfo.find_include_path()) / "dlpack" / "dlpack.h"
     codes = dict(re.findall(r"\bkDL(\w+) = (\d+)U,", header.read_text()))
     assert len(codes) == 18
     ours = {c.name.lower().replace("_", ""): c.value for c in DataTypeCode}
@@ -165,6 +166,7 @@ def test_bad_triples_and_lanes():
 
 DTYPE_SOURCE = r"""
 #include <tvm/ffi/dtype.h>
+#include <tvm/ffi/extra/stl.h>
 #include <tvm/ffi/function.h>
 
 #include <cstdint>
