@@ -89,7 +89,11 @@ def test_script_runs_in_short_mode(name, tmp_path):
         rows = report["raw"]["rows"]
         guide_skipped = rows[0].get("skipped") == "no cuda.h (set CUDA_HOME)"
         # A wrapper whose headers are found is preprocessed once ("-E lines") before it is timed.
-        guide_modes = ["-fsyntax-only", "-O2 compile"] if guide_skipped else ["-E lines", "-fsyntax-only", "-O2 compile"]
+        guide_modes = (
+            ["-fsyntax-only", "-O2 compile"]
+            if guide_skipped
+            else ["-E lines", "-fsyntax-only", "-O2 compile"]
+        )
         expected = [("guide-style (CUBIN launcher)", m) for m in guide_modes]
         expected += [
             ("apache-style (prelude only)", m) for m in ("-E lines", "-fsyntax-only", "-O2 compile")
@@ -99,7 +103,9 @@ def test_script_runs_in_short_mode(name, tmp_path):
             if row["mode"] == "-E lines":
                 assert row["lines"]["now"] > 0
             else:
-                assert row.get("skipped") == "no cuda.h (set CUDA_HOME)" or row["seconds"]["now"] > 0
+                assert (
+                    row.get("skipped") == "no cuda.h (set CUDA_HOME)" or row["seconds"]["now"] > 0
+                )
     if name == "client_compile":
         (row,) = report["raw"]["host pass"]
         assert row["reason"].startswith("clients not installed: RuntimeError: installing ")

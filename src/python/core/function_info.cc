@@ -131,14 +131,14 @@ PyObject* LoadJson(PyObject* text) {
   if (scanner == nullptr) {
     PyObject* module = PyImport_ImportModule("_json");
     // The context make_scanner reads its settings from: a class of json.JSONDecoder's defaults.
-    PyObject* ctx = module != nullptr
-                        ? PyObject_CallFunction(
-                              reinterpret_cast<PyObject*>(&PyType_Type), "s()N", "_JsonContext",
-                              Py_BuildValue("{sOsOsOsOsOsO}", "strict", Py_True, "object_hook",
-                                            Py_None, "object_pairs_hook", Py_None, "parse_float",
-                                            &PyFloat_Type, "parse_int", &PyLong_Type,
-                                            "parse_constant", &PyFloat_Type))
-                        : nullptr;
+    PyObject* ctx =
+        module != nullptr
+            ? PyObject_CallFunction(
+                  reinterpret_cast<PyObject*>(&PyType_Type), "s()N", "_JsonContext",
+                  Py_BuildValue("{sOsOsOsOsOsO}", "strict", Py_True, "object_hook", Py_None,
+                                "object_pairs_hook", Py_None, "parse_float", &PyFloat_Type,
+                                "parse_int", &PyLong_Type, "parse_constant", &PyFloat_Type))
+            : nullptr;
     scanner = ctx != nullptr ? PyObject_CallMethod(module, "make_scanner", "O", ctx) : nullptr;
     Py_XDECREF(ctx);
     Py_XDECREF(module);

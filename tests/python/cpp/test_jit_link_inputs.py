@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.launcher_cases import PTX, WRAPPER, bad_image, raised, entries, has_cuda_headers
+from helpers.launcher_cases import PTX, WRAPPER, bad_image, entries, has_cuda_headers, raised
 from tvm_ffi import _elf, config, cpp
 from tvm_ffi.cpp import _prebuilt
 

@@ -21,10 +21,10 @@ from helpers.launcher_cases import (
     PTX,
     WRAPPER,
     bad_image,
-    raised,
     entries,
     has_cuda_headers,
     ninja_value,
+    raised,
 )
 from tvm_ffi import cpp
 from tvm_ffi.cpp import _prebuilt, _toolchain
