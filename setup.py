@@ -298,13 +298,22 @@ _STB_GNU_UNIQUE = 10
 
 def cxx_runtime_problem(path: str, language: str | None) -> str | None:
     """Why the library at ``path`` carries its own C++ runtime (see SHARED_CXX_RUNTIMES), or
-    None: a C++ library that needs no shared libstdc++/libc++, or one that exports a C++
-    runtime symbol or a unique (STB_GNU_UNIQUE) symbol, which the dynamic linker binds
-    process-wide."""
+    None: a C++ library that needs no shared libstdc++/libc++ but has C++ runtime code in it
+    (or no .symtab to tell), or one that exports a C++ runtime symbol or a unique
+    (STB_GNU_UNIQUE) symbol, which the dynamic linker binds process-wide. A C++ library that
+    uses nothing of the runtime needs none (the linker's --as-needed drops libstdc++.so)."""
     elf = _load_package_module("_elf")
     name = os.path.basename(path)
     needed = elf.needed_libraries(path) or []
-    if language == "c++" and not any(n.startswith(SHARED_CXX_RUNTIMES) for n in needed):
+    symtab = elf.symbols(path, dynamic=False)
+    has_runtime_code = not symtab or any(
+        s.defined and s.name.startswith(CXX_RUNTIME_PREFIXES) for s in symtab
+    )
+    if (
+        language == "c++"
+        and has_runtime_code
+        and not any(n.startswith(SHARED_CXX_RUNTIMES) for n in needed)
+    ):
         return (
             f"{name} links the C++ runtime statically (no libstdc++.so or libc++.so among its "
             f"DT_NEEDED: {', '.join(needed) or 'none'}): the compiler has no shared libstdc++"

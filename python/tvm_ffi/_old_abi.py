@@ -19,7 +19,6 @@ A library hand-written on the C ABI alone falls under the second rule unless it 
 from __future__ import annotations
 
 import os
-import re
 
 from . import _elf
 
@@ -35,12 +34,23 @@ _V3_ONLY = frozenset(
         "TVMFFIInitErrorsTake",
     }
 )
-_RUNTIME = re.compile(r"libtvm_ffi\.so(\.\d+)*\Z")
 _PREFIX = "__tvm_ffi_"
 _STT_FUNC = 2
 # Paths found to be of the current ABI: a later load costs one set lookup. A file rebuilt in
 # place is a new load (module.load_module keys it by inode and mtime) and is checked again.
 _CHECKED: set[tuple[str, int, int]] = set()
+
+
+def _is_runtime(needed: str) -> bool:
+    """``needed`` (a DT_NEEDED name) is libtvm_ffi.so, bare or versioned (libtvm_ffi.so.0.1).
+    Plain string tests: re would be imported by every library load in a fresh process."""
+    stem, dot, version = needed.partition("libtvm_ffi.so")
+    return (
+        not stem
+        and bool(dot)
+        and all(p.isascii() and p.isdigit() for p in version.split(".")[1:])
+        and version[:1] in ("", ".")
+    )
 
 
 def old_abi_evidence(path: str) -> str | None:
@@ -62,7 +72,7 @@ def old_abi_evidence(path: str) -> str | None:
         return f"it imports {', '.join(old)}, which only ABI v3 had"
     if imports or any(s.name.startswith("__tvm_ffi__metadata_") for s in found):
         return None
-    if any(_RUNTIME.match(lib) for lib in _elf.needed_libraries(path) or ()):
+    if any(_is_runtime(lib) for lib in _elf.needed_libraries(path) or ()):
         return None
     shown = ", ".join(exports[:3]) + (", ..." if len(exports) > 3 else "")
     return (

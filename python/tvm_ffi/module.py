@@ -16,7 +16,6 @@ import stat
 from . import _core
 from ._core import Function
 from ._elf import EM_CUDA, elf_machine, file_kind, library_problem, symbols
-from ._old_abi import refuse_old_abi
 
 __all__ = ["Function", "Module", "load_module"]
 
@@ -105,6 +104,10 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool = True) -> Modu
     loaded = _LOADED.get(real)
     if loaded is not None and loaded[0] == identity:
         return loaded[1]
+    # Imported here: a JIT cache hit gets its Module class from this file but loads through
+    # _core.load_module, so the foreign-library checks stay off its path.
+    from ._old_abi import refuse_old_abi
+
     refuse_old_abi(real)
     # The dynamic loader matches a loaded library by path and inode: a rebuilt file at a loaded
     # path is loaded from a private copy beside it (TMPDIR may be mounted noexec), so the new

@@ -7,6 +7,7 @@ where the next build would take it for up to date."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -96,3 +97,50 @@ def test_the_package_libraries_pass(setup_module):
     assert len(libraries) == 2
     for lib in libraries:
         assert setup_module.cxx_runtime_problem(str(lib), "c++") is None, lib
+
+
+def test_a_library_that_uses_no_cxx_runtime_passes_unless_stripped(setup_module, tmp_path):
+    # --as-needed drops libstdc++.so from a C++ library that calls nothing of it: no runtime
+    # in it, nothing to refuse. Stripped of .symtab, nothing tells: refused as static.
+    source = tmp_path / "plain.cc"
+    source.write_text(
+        'extern "C" __attribute__((visibility("default"))) int plain() { return 7; }\n'
+    )
+    plain = tmp_path / "libplain.so"
+    flags = ["-shared", "-fPIC", "-Wl,--as-needed"]
+    subprocess.run(["c++", *flags, str(source), "-o", str(plain)], check=True)
+    assert setup_module.cxx_runtime_problem(str(plain), "c++") is None
+    static = tmp_path / "libstatic.so"
+    source = tmp_path / "static.cc"
+    source.write_text(SOURCE)
+    subprocess.run(
+        ["c++", *flags, "-s", "-static-libstdc++", str(source), "-o", str(static)], check=True
+    )
+    assert setup_module.cxx_runtime_problem(str(static), "c++").startswith(
+        "libstatic.so links the C++ runtime statically"
+    )
+
+
+def test_the_test_runtime_is_checked_before_it_is_cached(tmp_path, monkeypatch):
+    # tests/helpers link their own libtvm_ffi.so (and _core_next): one carrying a static C++
+    # runtime is refused as the package build refuses it, and not left in the cache.
+    from helpers import next_runtime
+
+    real_objects = next_runtime.cache_dir() / "objects"
+    next_runtime.build()  # the objects, compiled once
+    monkeypatch.setenv("TVM_FFI_NEXT_RUNTIME_CACHE", str(tmp_path))
+    (tmp_path / "objects").symlink_to(real_objects)
+    monkeypatch.setattr(next_runtime, "LDFLAGS", [*next_runtime.LDFLAGS, "-static-libstdc++"])
+    with pytest.raises(RuntimeError) as info:
+        next_runtime.build.__wrapped__()
+    cxx = os.environ.get("CXX", "c++")
+    assert str(info.value).startswith(
+        f"the test runtime linked by {cxx} was refused: libtvm_ffi.so links the C++ runtime "
+        "statically (no libstdc++.so or libc++.so among its DT_NEEDED: "
+    )
+    assert str(info.value).endswith(
+        "tests would run a library that can crash a later `import torch` "
+        "(docs/dev/cxx_runtime.md). Build with a compiler that links the shared libstdc++ "
+        "(CXX=/usr/bin/g++)"
+    )
+    assert not [p for p in tmp_path.rglob("*") if p.name != "objects" and not p.is_dir()]

@@ -24,9 +24,16 @@ BAD_IMAGE = (
 )
 
 
-def bad_image(library: object) -> str:
-    """BAD_IMAGE as load_bytes of ``library`` (a path) raises it: the core names where."""
-    return f"{BAD_IMAGE} (in function 'load_bytes' of library '{library}')"
+def bad_image(library: object) -> list[str]:
+    """BAD_IMAGE as load_bytes of ``library`` (a path) raises it, then the last line of the
+    error's note, where the core names the function and the library (see ``raised``)."""
+    return [BAD_IMAGE, f"in function 'load_bytes' of library '{library}'"]
+
+
+def raised(err: BaseException) -> list[str]:
+    """The first line of ``err``'s message and the last line of its note (after any C++
+    frames): what ``bad_image`` gives."""
+    return [str(err).splitlines()[0], err.__notes__[-1].splitlines()[-1]]
 
 
 def has_cuda_headers() -> bool:

@@ -19,11 +19,22 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from helpers import cxx_runtime
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "src" / "python" / "core"
 CUDA_SOURCES = ROOT / "src" / "python" / "cuda"  # tvm_ffi.cuda, registered by the core's init
 INCLUDE = ROOT / "include"
-FLAGS = ("-DTVM_FFI_PYCORE_NAME=_core_next", "-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror")
+FLAGS = (
+    "-DTVM_FFI_PYCORE_NAME=_core_next",
+    "-std=c++17",
+    "-O3",
+    "-fPIC",
+    "-shared",
+    "-fvisibility=hidden",
+    "-Wall",
+    "-Werror",
+)
 
 
 def _command(runtime_dir: Path, output: Path) -> list[str]:
@@ -67,6 +78,7 @@ def build(runtime_dir: Path) -> Path:
         proc = subprocess.run(_command(runtime_dir, Path(tmp)), capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"building _core_next failed:\n{proc.stderr}")
+        cxx_runtime.check(Path(tmp), "_core_next")  # before it is cached
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):

@@ -17,6 +17,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from helpers import cxx_runtime
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "src" / "lib"
 INCLUDE = ROOT / "include"
@@ -91,4 +93,5 @@ def build() -> Path:
     with tempfile.TemporaryDirectory(dir=folder) as tmpdir:
         tmp = Path(tmpdir) / "libtvm_ffi.so"
         _run([cxx, *map(str, objs), "-o", str(tmp), *LDFLAGS])
+        cxx_runtime.check(tmp, f"the test runtime linked by {cxx}")  # before it is cached
         return _publish(tmp, lib)

@@ -331,7 +331,7 @@ def test_build_jit_prebuilt(tmp_path, monkeypatch, pch):
     )
     assert (out / "prelude.h.gch").exists() is with_pch
     defined = _nm_defined(out / "cuda_launcher.o")
-    for name in ("CubinModule::Load(", "detail::DriverApi::Load()", "detail::InspectImage("):
+    for name in ("CubinModule::Load(", "details::DriverApi::Load()", "details::InspectImage("):
         assert f" T tvm::ffi::{name}" in defined, name
     stamp = _prebuilt.read_stamp(out)
     assert stamp["headers"] == _prebuilt.headers_digest(REPO / "include")

@@ -65,7 +65,7 @@ def test_public_names():
         "use_torch_stream",
     ]
     assert tvm_ffi.__version__ == "0.1.0"
-    assert tvm_ffi.Module.__module__ == "tvm_ffi"
+    assert tvm_ffi.Module.__module__ == "tvm_ffi.module"  # where apache's Module lives too
     assert tvm_ffi.Function.__module__ == "tvm_ffi"
     assert tvm_ffi.Object.__module__ == "tvm_ffi"
     for name in tvm_ffi.__all__:

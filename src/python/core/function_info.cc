@@ -123,6 +123,42 @@ PyObject* GetTextSignature(PyObject* self, void*) {
   return CallSignatureHelper(self, "text_signature");
 }
 
+// json.loads(text), through the standard library's C scanner (_json) alone: the json package
+// imports re, which a cache hit of a JIT module must not pay for in a fresh process. Malformed
+// text raises (then _json imports json.decoder for its error type: that path may pay it).
+PyObject* LoadJson(PyObject* text) {
+  static PyObject* scanner = nullptr;  // _json.make_scanner of json's defaults; kept for good
+  if (scanner == nullptr) {
+    PyObject* module = PyImport_ImportModule("_json");
+    // The context make_scanner reads its settings from: a class of json.JSONDecoder's defaults.
+    PyObject* ctx =
+        module != nullptr
+            ? PyObject_CallFunction(
+                  reinterpret_cast<PyObject*>(&PyType_Type), "s()N", "_JsonContext",
+                  Py_BuildValue("{sOsOsOsOsOsO}", "strict", Py_True, "object_hook", Py_None,
+                                "object_pairs_hook", Py_None, "parse_float", &PyFloat_Type,
+                                "parse_int", &PyLong_Type, "parse_constant", &PyFloat_Type))
+            : nullptr;
+    scanner = ctx != nullptr ? PyObject_CallMethod(module, "make_scanner", "O", ctx) : nullptr;
+    Py_XDECREF(ctx);
+    Py_XDECREF(module);
+    if (scanner == nullptr) return nullptr;
+  }
+  PyObject* stripped = PyObject_CallMethod(text, "strip", "s", " \t\n\r");
+  if (stripped == nullptr) return nullptr;
+  PyObject* pair = PyObject_CallFunction(scanner, "On", stripped, Py_ssize_t{0});
+  PyObject* out = nullptr;
+  if (pair != nullptr && PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 &&
+      PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 1)) == PyUnicode_GET_LENGTH(stripped)) {
+    out = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+  } else if (!PyErr_Occurred()) {
+    PyErr_SetString(PyExc_ValueError, "function metadata: text after the JSON value");
+  }
+  Py_XDECREF(pair);
+  Py_DECREF(stripped);
+  return out;
+}
+
 }  // namespace
 
 PyGetSetDef kFunctionInfoGetSet[] = {
@@ -152,14 +188,11 @@ PyObject* FunctionSignatureText(PyObject* function) {
 void ReadFunctionMetadata(PyObject* function, PyObject* metadata) {
   auto* f = reinterpret_cast<FunctionObject*>(function);
   if (!PyUnicode_Check(metadata) || f->name == nullptr) return;
-  PyObject* json = PyImport_ImportModule("json");
-  PyObject* outer = json != nullptr ? PyObject_CallMethod(json, "loads", "O", metadata) : nullptr;
+  PyObject* outer = LoadJson(metadata);
   PyObject* text = outer != nullptr && PyDict_Check(outer)
                        ? PyDict_GetItemString(outer, "type_schema")
                        : nullptr;  // borrowed
-  PyObject* schema = text != nullptr && PyUnicode_Check(text)
-                         ? PyObject_CallMethod(json, "loads", "O", text)
-                         : nullptr;
+  PyObject* schema = text != nullptr && PyUnicode_Check(text) ? LoadJson(text) : nullptr;
   PyObject* params = nullptr;
   PyObject* result = nullptr;  // borrowed
   if (schema != nullptr && PyDict_Check(schema) && ReadSchema(schema, &params, &result) == 0) {
@@ -194,7 +227,6 @@ void ReadFunctionMetadata(PyObject* function, PyObject* metadata) {
   }
   Py_XDECREF(schema);
   Py_XDECREF(outer);
-  Py_XDECREF(json);
   PyErr_Clear();  // metadata that cannot be read only costs the signature and the shortcut
 }
 

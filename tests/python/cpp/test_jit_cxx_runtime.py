@@ -74,6 +74,7 @@ CHILD = textwrap.dedent(
         mod.verify(torch.ones(5, 33, device=device), 1)
     except RuntimeError as err:
         print(type(err).__name__, err)
+        print(err.__notes__[-1].splitlines()[-1])
     """
 )
 
@@ -92,9 +93,9 @@ def _call_in_child(path: str, device: str = "cpu") -> list[str]:
 
 
 def _expected(path: str | Path) -> list[str]:
-    """The child's output: the client's message, where the core names the function and the
-    library it came from."""
-    return ["ok 33", f"{EXPECTED} (in function 'verify' of library '{path}')"]
+    """The child's output: the client's message, then the last line of the note where the core
+    names the function and the library it came from."""
+    return ["ok 33", EXPECTED, f"in function 'verify' of library '{path}'"]
 
 
 def _exports_cxx_runtime(path: str | Path) -> bool:

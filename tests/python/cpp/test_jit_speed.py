@@ -220,12 +220,12 @@ print(sorted(build_only & (set(sys.modules) - before)))
 """
 
 # Exactly what a cache hit imports of ours: no tool discovery (_toolchain, _arch, _cuda_toolkit,
-# _ninja, _cached_build), no load_module checks for foreign libraries (module, _old_abi)
-# and no logging glue (_log).
+# _ninja, _cached_build), no load_module checks for foreign libraries (_old_abi) and no
+# logging glue (_log); tvm_ffi.module comes with the Module class the core gives the library.
 HIT_MODULES = (
     "['tvm_ffi', 'tvm_ffi._core', 'tvm_ffi._elf', 'tvm_ffi._private_dir', "
     "'tvm_ffi._version', 'tvm_ffi.config', 'tvm_ffi.cpp', 'tvm_ffi.cpp._cache', "
-    "'tvm_ffi.cpp._hit_index', 'tvm_ffi.cpp._inline', 'tvm_ffi.cpp._spec']"
+    "'tvm_ffi.cpp._hit_index', 'tvm_ffi.cpp._inline', 'tvm_ffi.cpp._spec', 'tvm_ffi.module']"
 )
 
 
