@@ -47,7 +47,12 @@ def _command(runtime_dir: Path, output: Path) -> list[str]:
     cmd += ["-I", sysconfig.get_paths()["include"]]
     cmd += sorted(str(p) for p in [*SOURCES.glob("*.cc"), *CUDA_SOURCES.glob("*.cc")])
     cmd += ["-L", str(runtime_dir), "-ltvm_ffi", "-o", str(output)]
-    return cmd
+    # Linked as setup.py links _core: static archives private, and its version script (for
+    # this module's init name), which keeps inline functions' unique symbols unexported.
+    core_map = (SOURCES / "_core.map").read_text().replace("PyInit__core;", "PyInit__core_next;")
+    map_path = output.with_name(output.name + ".map")
+    map_path.write_text(core_map)
+    return [*cmd, "-Wl,--exclude-libs,ALL", f"-Wl,--version-script={map_path}"]
 
 
 def _digest(runtime_dir: Path) -> str:
@@ -78,11 +83,12 @@ def build(runtime_dir: Path) -> Path:
         proc = subprocess.run(_command(runtime_dir, Path(tmp)), capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"building _core_next failed:\n{proc.stderr}")
-        cxx_runtime.check(Path(tmp), "_core_next")  # before it is cached
+        cxx_runtime.check(Path(tmp), f"_core_next (for {target})")  # before it is cached
         os.replace(tmp, target)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for leftover in (tmp, tmp + ".map"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
     return folder
 
 
