@@ -90,12 +90,14 @@ def test_safe_call_runs_the_sequence(safe_call):
 
 def test_safe_call_error_is_rethrown_with_its_kind(safe_call):
     run = safe_call.MakeRunSequence()
-    with pytest.raises(
-        ValueError,
-        match=r"^Check failed: \(i \+ 2 <= num_args\) is false: run_sequence: launcher 0 lacks "
-        r"its argument count\nraised at main.cpp:\d+$",
-    ):
+    with pytest.raises(ValueError) as info:
         run(lambda: None)
+    # The message is the check's own; where it was raised goes to the error's note (C++ frames),
+    # not into the message as on the old ABI.
+    assert str(info.value) == (
+        "Check failed: (i + 2 <= num_args) is false: run_sequence: launcher 0 lacks its argument "
+        "count"
+    )
 
 
 def test_safe_call_standard_exception_is_an_internal_error(safe_call):
@@ -155,7 +157,7 @@ tvm::ffi::Array<int64_t> ResultSlots() {
   TVMFFIAny none, seven;
   tvm::ffi::TypeTraits<std::nullptr_t>::CopyToAnyView(nullptr, &none);
   tvm::ffi::TypeTraits<int64_t>::CopyToAnyView(7, &seven);
-  return {none.type_code == kTVMFFINone, seven.type_code == kTVMFFIInt, seven.v_int64};
+  return {none.type_index == kTVMFFINone, seven.type_index == kTVMFFIInt, seven.v_int64};
 }
 
 tvm::ffi::Array<int64_t> Sizes(tvm::ffi::TensorView t) {  // vllm_custom_all_reduce
