@@ -206,7 +206,7 @@ def test_dtype_errors(values):
     ):
         values.DTypeBits(32)
     # std::invalid_argument is reachable from tvm/ffi headers alone.
-    with pytest.raises(RuntimeError, match=r"^unsupported dtype int32\nin function "):
+    with pytest.raises(RuntimeError, match=r"^unsupported dtype int32" r"\nin function "):
         values.DTypeBits(torch.int32)
 
 
