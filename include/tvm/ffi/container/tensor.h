@@ -38,9 +38,11 @@ TVM_FFI_HIDDEN inline bool IsContiguous(const DLTensor& t) noexcept {
   return true;
 }
 // compat: apache-tvm-ffi: devices whose data pointer is an address (its value shows alignment).
+// DLPack's numbers, not its names: an older dlpack.h included first may lack kDLCUDAManaged.
 TVM_FFI_HIDDEN inline bool IsDirectAddressDevice(const DLDevice& device) noexcept {
-  return device.device_type <= kDLCUDAHost || device.device_type == kDLCUDAManaged ||
-         device.device_type == kDLROCM || device.device_type == kDLROCMHost;
+  const int type = static_cast<int>(device.device_type);
+  return type <= 3 /* kDLCUDAHost */ || type == 13 /* kDLCUDAManaged */ ||
+         type == 10 /* kDLROCM */ || type == 11 /* kDLROCMHost */;
 }
 TVM_FFI_HIDDEN inline bool IsAligned(const DLTensor& t, size_t alignment) noexcept {
   return reinterpret_cast<uintptr_t>(static_cast<char*>(t.data) + t.byte_offset) % alignment == 0;
