@@ -90,12 +90,14 @@ def test_safe_call_runs_the_sequence(safe_call):
 
 def test_safe_call_error_is_rethrown_with_its_kind(safe_call):
     run = safe_call.MakeRunSequence()
-    with pytest.raises(
-        ValueError,
-        match=r"^Check failed: \(i \+ 2 <= num_args\) is false: run_sequence: launcher 0 lacks "
-        r"its argument count\nraised at main.cpp:\d+$",
-    ):
+    with pytest.raises(ValueError) as info:
         run(lambda: None)
+    # The message is the check's own; where it was raised goes to the error's note (C++ frames),
+    # not into the message as on the old ABI.
+    assert str(info.value) == (
+        "Check failed: (i + 2 <= num_args) is false: run_sequence: launcher 0 lacks its argument "
+        "count"
+    )
 
 
 def test_safe_call_standard_exception_is_an_internal_error(safe_call):
@@ -113,10 +115,11 @@ def test_safe_call_callee_error_passes_through(safe_call):
 
 def test_check_safe_call_without_a_raised_error(safe_call):
     assert safe_call.CheckedCode(0) == 0
-    with pytest.raises(
-        RuntimeError, match=r"^a safe call returned -2 without an error raised in this library$"
-    ):
+    # -2 is the C ABI's "the frontend's error is already set" (apache's EnvErrorAlreadySet);
+    # with none set, the core names the function that returned it.
+    with pytest.raises(RuntimeError) as info:
         safe_call.CheckedCode(-2)
+    assert str(info.value) == "CheckedCode() returned -2 (Python error set) but none is set"
 
 
 VALUES = r"""
@@ -155,7 +158,7 @@ tvm::ffi::Array<int64_t> ResultSlots() {
   TVMFFIAny none, seven;
   tvm::ffi::TypeTraits<std::nullptr_t>::CopyToAnyView(nullptr, &none);
   tvm::ffi::TypeTraits<int64_t>::CopyToAnyView(7, &seven);
-  return {none.type_code == kTVMFFINone, seven.type_code == kTVMFFIInt, seven.v_int64};
+  return {none.type_index == kTVMFFINone, seven.type_index == kTVMFFIInt, seven.v_int64};
 }
 
 tvm::ffi::Array<int64_t> Sizes(tvm::ffi::TensorView t) {  // vllm_custom_all_reduce
@@ -192,16 +195,18 @@ def test_dtype_result_is_its_name(values):
 
 
 def test_dtype_errors(values):
-    with pytest.raises(
-        ValueError,
-        match=r"^DTypeBits\(\) argument 1 must name a data type such as float32 "
-        r'\(got "floaty"\)$',
-    ):
+    # Each message is matched whole; the function and its library are the error's note.
+    with pytest.raises(ValueError) as info:
         values.DTypeBits("floaty")
-    with pytest.raises(TypeError, match=r"^DTypeBits\(\) argument 1 must be dtype, not int$"):
+    assert str(info.value) == (
+        'DTypeBits() argument 1 must name a data type such as float32 (got "floaty")'
+    )
+    with pytest.raises(
+        TypeError, match=r"^DTypeBits\(\) argument 1 must be dtype, not int\nin function "
+    ):
         values.DTypeBits(32)
     # std::invalid_argument is reachable from tvm/ffi headers alone.
-    with pytest.raises(RuntimeError, match=r"^unsupported dtype int32$"):
+    with pytest.raises(RuntimeError, match=r"^unsupported dtype int32" r"\nin function "):
         values.DTypeBits(torch.int32)
 
 
@@ -209,19 +214,23 @@ def test_device_parameter(values):
     assert values.NextDevice(tvm_ffi.device("cuda:1")) == (2, 2)
     assert values.NextDevice(torch.device("cuda", 3)) == (2, 4)
     assert values.NextDevice(torch.device("cpu")) == (1, 1)
-    with pytest.raises(TypeError, match=r"^NextDevice\(\) argument 1 must be Device, not str$"):
+    with pytest.raises(
+        TypeError, match=r"^NextDevice\(\) argument 1 must be Device, not str\nin function "
+    ):
         values.NextDevice("cuda:0")
 
 
 def test_enum_parameter_and_result(values):
     assert values.StrategyCode(2) == 20
     assert values.Twice(1) == 2
-    with pytest.raises(TypeError, match=r"^StrategyCode\(\) argument 1 must be int, not float$"):
+    with pytest.raises(
+        TypeError, match=r"^StrategyCode\(\) argument 1 must be int, not float\nin function "
+    ):
         values.StrategyCode(1.5)
 
 
 def test_deduced_tuple_converts_to_the_declared_one(values):
-    assert values.Offsets(3) == ([0, 16, 32], 3, 0.5)
+    assert values.Offsets(3) == [[0, 16, 32], 3, 0.5]  # a Tuple result is a list
     assert values.SecondOf((4, 9)) == 18
 
 

@@ -164,6 +164,9 @@ class TVM_FFI_HIDDEN_MEMBERS Function : public ObjectRef {
   }
   // compat: apache-tvm-ffi (the result through a pointer)
   TVM_FFI_HIDDEN void CallPacked(PackedArgs args, Any* result) const { *result = CallPacked(args); }
+  TVM_FFI_HIDDEN void CallPacked(const AnyView* args, int32_t num_args, Any* result) const {
+    *result = CallPacked(args, num_args);
+  }
 
   template <typename... Args>
   TVM_FFI_HIDDEN Any operator()(const Args&... args) const {

@@ -72,6 +72,11 @@ Kind Classify(PyTypeObject* type, const ExchangeApi** api) {
   }
   if (PyType_IsSubtype(type, &PyBytes_Type)) return Kind::kBytes;
   if (PyType_IsSubtype(type, &PyByteArray_Type)) return Kind::kByteArray;
+  // Before sequences: tvm_ffi.Device is a tuple subclass (device_type, index), yet a device.
+  if (type != &PyTuple_Type && PyType_IsSubtype(type, &PyTuple_Type) &&
+      HasAttr(type, "__dlpack_device__")) {
+    return Kind::kDLDevice;
+  }
   if (PyType_IsSubtype(type, &PyList_Type) || PyType_IsSubtype(type, &PyTuple_Type)) {
     return Kind::kSequence;
   }

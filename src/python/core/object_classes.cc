@@ -62,6 +62,22 @@ const TVMFFIMethodInfo* FindMethod(int32_t index, const char* name, bool own_typ
   return nullptr;
 }
 
+// The field `name` of the type or an ancestor (def_ro/def_rw), or NULL.
+const TVMFFIFieldInfo* FindField(int32_t index, const char* name) {
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
+  const size_t size = std::strlen(name);
+  for (int32_t depth = info != nullptr ? info->type_depth : -1; depth >= 0; --depth) {
+    const TVMFFITypeInfo* at = depth == info->type_depth ? info : info->type_ancestors[depth];
+    for (int32_t i = 0; at != nullptr && i < at->num_fields; ++i) {
+      const TVMFFIFieldInfo& f = at->fields[i];
+      if (f.name.size == size && std::memcmp(f.name.data, name, size) == 0 && f.getter) {
+        return &f;
+      }
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
@@ -153,7 +169,21 @@ PyObject* ObjectGetAttr(PyObject* self, PyObject* name) {
     return nullptr;
   }
   const TVMFFIMethodInfo* method = FindMethod(handle->type_index, text, false);
-  if (method == nullptr) return nullptr;  // keep the AttributeError
+  if (method == nullptr) {
+    // A registered field (as apache-tvm-ffi's classes expose def_ro/def_rw): its getter's value.
+    const TVMFFIFieldInfo* field = FindField(handle->type_index, text);
+    if (field == nullptr) return nullptr;  // keep the AttributeError
+    PyErr_Clear();
+    TVMFFIAny value{};
+    value.type_index = kTVMFFINone;
+    void* address = reinterpret_cast<char*>(handle) + field->offset;
+    const int rc = field->getter(address, &value);
+    if (rc != 0) {
+      RaiseCallError(rc, text, nullptr);
+      return nullptr;
+    }
+    return ToPython(&value, nullptr);
+  }
   PyErr_Clear();
   TVMFFIObjectIncRef(method->method.v_obj);
   PyObject* func = NewFunction(method->method.v_obj, name, nullptr);

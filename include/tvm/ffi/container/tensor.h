@@ -23,6 +23,27 @@ TVM_FFI_HIDDEN inline size_t GetDataSize(size_t numel, DLDataType dtype) noexcep
 TVM_FFI_HIDDEN inline size_t GetDataSize(const DLTensor& t) noexcept {
   return GetDataSize(static_cast<size_t>(ShapeView(t.shape, t.ndim).Product()), t.dtype);
 }
+/*! \brief Row-major without gaps; a tensor without elements always is (nothing to lay out). */
+TVM_FFI_HIDDEN inline bool IsContiguous(const DLTensor& t) noexcept {
+  if (t.strides == nullptr) return true;
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] == 0) return true;
+  }
+  int64_t expected = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] == 1) continue;  // any stride lays out one element (torch writes 1)
+    if (t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+// compat: apache-tvm-ffi: devices whose data pointer is an address (its value shows alignment).
+// DLPack's numbers, not its names: an older dlpack.h included first may lack kDLCUDAManaged.
+TVM_FFI_HIDDEN inline bool IsDirectAddressDevice(const DLDevice& device) noexcept {
+  const int type = static_cast<int>(device.device_type);
+  return type <= 3 /* kDLCUDAHost */ || type == 13 /* kDLCUDAManaged */ ||
+         type == 10 /* kDLROCM */ || type == 11 /* kDLROCMHost */;
+}
 TVM_FFI_HIDDEN inline bool IsAligned(const DLTensor& t, size_t alignment) noexcept {
   return reinterpret_cast<uintptr_t>(static_cast<char*>(t.data) + t.byte_offset) % alignment == 0;
 }
@@ -84,16 +105,7 @@ class TVM_FFI_HIDDEN_MEMBERS TensorAccessors {
   }
   TVM_FFI_HIDDEN int64_t numel() const noexcept { return shape().Product(); }
   /*! \brief Row-major without gaps; a tensor without elements always is (nothing to lay out). */
-  TVM_FFI_HIDDEN bool IsContiguous() const noexcept {
-    if (T().strides == nullptr || numel() == 0) return true;
-    int64_t expected = 1;
-    for (int32_t d = T().ndim - 1; d >= 0; --d) {
-      if (T().shape[d] == 1) continue;
-      if (T().strides[d] != expected) return false;
-      expected *= T().shape[d];
-    }
-    return true;
-  }
+  TVM_FFI_HIDDEN bool IsContiguous() const noexcept { return ::tvm::ffi::IsContiguous(T()); }
   TVM_FFI_HIDDEN bool is_contiguous() const noexcept { return IsContiguous(); }
   TVM_FFI_HIDDEN bool IsAligned(size_t alignment) const noexcept {
     return ::tvm::ffi::IsAligned(T(), alignment);
@@ -280,6 +292,14 @@ class TVM_FFI_HIDDEN_MEMBERS Tensor : public ObjectRef, public details::TensorAc
 
 TVM_FFI_HIDDEN inline TensorView::TensorView(const Tensor& tensor) noexcept
     : tensor_(tensor.DLRef()) {}
+
+// compat: apache-tvm-ffi: the bytes of a tensor's elements.
+TVM_FFI_HIDDEN inline size_t GetDataSize(const Tensor& t) noexcept {
+  return GetDataSize(*t.GetDLTensorPtr());
+}
+TVM_FFI_HIDDEN inline size_t GetDataSize(const TensorView& t) noexcept {
+  return GetDataSize(*t.GetDLTensorPtr());
+}
 
 }  // namespace ffi
 }  // namespace tvm

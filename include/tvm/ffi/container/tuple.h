@@ -30,6 +30,13 @@ class TVM_FFI_HIDDEN_MEMBERS Tuple : public ObjectRef {
     ArrayObj* obj = static_cast<ArrayObj*>(const_cast<Object*>(ObjectRef::get()));
     (obj->EmplaceBack(Any(Ts(std::forward<Us>(values)))), ...);
   }
+  // compat: apache-tvm-ffi: a Tuple of other element types converts element-wise (a deduced
+  // Tuple(offsets, count, 0.5) into a declared Tuple<Array<int64_t>, int64_t, double>).
+  template <typename... Us,
+            typename = std::enable_if_t<sizeof...(Us) == kSize && (kSize > 0) &&
+                                        !std::is_same_v<Tuple<Us...>, Tuple<Ts...>>>>
+  TVM_FFI_HIDDEN Tuple(const Tuple<Us...>& other)  // NOLINT: implicit, as apache-tvm-ffi's
+      : Tuple(other, std::index_sequence_for<Us...>()) {}
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Tuple);
   TVM_FFI_HIDDEN ~Tuple() = default;
 
@@ -38,6 +45,13 @@ class TVM_FFI_HIDDEN_MEMBERS Tuple : public ObjectRef {
     using T = std::tuple_element_t<I, std::tuple<Ts...>>;
     return (*static_cast<const ArrayObj*>(ObjectRef::get()))[I].template cast<T>();
   }
+
+ private:
+  template <typename... Us, size_t... I>
+  TVM_FFI_HIDDEN Tuple(const Tuple<Us...>& other, std::index_sequence<I...>)
+      : Tuple(other.template get<I>()...) {}
+
+ public:
   template <size_t I, typename U>
   TVM_FFI_HIDDEN void Set(U&& value) {
     using T = std::tuple_element_t<I, std::tuple<Ts...>>;
@@ -51,6 +65,16 @@ class TVM_FFI_HIDDEN_MEMBERS Tuple : public ObjectRef {
         Any(T(std::forward<U>(value)));
   }
 };
+
+// compat: apache-tvm-ffi: get<I>(tuple), as std::get.
+template <size_t I, typename... Ts>
+TVM_FFI_HIDDEN inline auto get(const Tuple<Ts...>& t) {
+  return t.template get<I>();
+}
+
+// compat: apache-tvm-ffi: Tuple(a, b) deduces Tuple<A, B>.
+template <typename... Us>
+Tuple(Us...) -> Tuple<Us...>;
 
 }  // namespace ffi
 }  // namespace tvm
