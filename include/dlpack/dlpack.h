@@ -127,10 +127,10 @@ typedef struct DLManagedTensorVersioned {
 } DLManagedTensorVersioned;
 
 /*
- * The C exchange API (DLPack 1.2 and later): a tensor type publishes a static table of these function
- * pointers through the `__dlpack_c_exchange_api__` attribute of the type, so a consumer can
- * convert tensors and read the current stream without calling back into Python. py_object is
- * a PyObject*; every function returns 0 on success and -1 with a Python exception set.
+ * The C exchange API (DLPack 1.2 and later): a tensor type publishes a static table of these
+ * function pointers through the `__dlpack_c_exchange_api__` attribute of the type, so a consumer
+ * can convert tensors and read the current stream without calling back into Python. py_object is a
+ * PyObject*; every function returns 0 on success and -1 with a Python exception set.
  */
 typedef int (*DLPackManagedTensorAllocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
                                             void* error_ctx,

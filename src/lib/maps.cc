@@ -44,16 +44,16 @@ std::string KeyText(const TVMFFIAny& key) {
 // The object "ffi.*GetItemOrMissing" answers for an absent key (apache's MISSING sentinel: a
 // plain Object that callers compare by identity). Made once and never freed.
 TVMFFIObject* Missing() {
-  static TVMFFIObject* missing = static_cast<TVMFFIObject*>(
-      AllocObject(sizeof(TVMFFIObject), kTVMFFIObject, &FlatDeleter));
+  static TVMFFIObject* missing =
+      static_cast<TVMFFIObject*>(AllocObject(sizeof(TVMFFIObject), kTVMFFIObject, &FlatDeleter));
   return missing;
 }
 
 TVMFFIAny Make(Kind kind, const TVMFFIAny* args, int32_t n) {
   std::string fname = std::string("ffi.") + kind.type_key;
   if (n % 2 != 0) {
-    Throw("ValueError", fname + ": takes alternating keys and values (got " + std::to_string(n) +
-                            " arguments)");
+    Throw("ValueError",
+          fname + ": takes alternating keys and values (got " + std::to_string(n) + " arguments)");
   }
   TVMFFIObject* obj = nullptr;
   Check(m::MapNew(kind.type_index, static_cast<uint64_t>(n / 2), &obj));
@@ -168,9 +168,8 @@ void RegisterFor(Kind kind) {
   std::string p = std::string("ffi.") + kind.type_key;
   RegisterGlobalNative(p.c_str(),
                        [kind](const TVMFFIAny* a, int32_t n) { return Make(kind, a, n); });
-  RegisterGlobalNative((p + "Size").c_str(), [kind](const TVMFFIAny* a, int32_t n) {
-    return Size(kind, "Size", a, n);
-  });
+  RegisterGlobalNative((p + "Size").c_str(),
+                       [kind](const TVMFFIAny* a, int32_t n) { return Size(kind, "Size", a, n); });
   RegisterGlobalNative((p + "GetItem").c_str(), [kind](const TVMFFIAny* a, int32_t n) {
     return Get(kind, "GetItem", Lookup::kItem, a, n);
   });

@@ -91,7 +91,9 @@ def test_find_package(mode, cmake, package_args, tmp_path, request):
     runtime = {
         # (a checkout not built in place is given the installed package's: conftest)
         "source": lambda: RUNTIME if RUNTIME.exists() else Path(tvm_ffi.libinfo.find_libtvm_ffi()),
-        "source-dir": lambda: RUNTIME if RUNTIME.exists() else Path(tvm_ffi.libinfo.find_libtvm_ffi()),
+        "source-dir": lambda: (
+            RUNTIME if RUNTIME.exists() else Path(tvm_ffi.libinfo.find_libtvm_ffi())
+        ),
         "installed": lambda: request.getfixturevalue("installed_prefix") / "lib",
         "wheel": lambda: request.getfixturevalue("wheel_layout") / "tvm_ffi" / "lib",
         "pip": lambda: Path(tvm_ffi.libinfo.find_libtvm_ffi()),

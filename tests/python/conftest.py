@@ -13,7 +13,6 @@ from typing import Callable
 import pytest
 
 import tvm_ffi.libinfo
-
 from helpers import SOURCES, package, servers, tools
 
 REPO = Path(__file__).resolve().parents[2]

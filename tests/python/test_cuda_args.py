@@ -24,7 +24,6 @@ import numpy
 import pytest
 
 import tvm_ffi.libinfo
-
 from helpers import SOURCES
 
 hooks = None  # the test-only extension, set once per module by the fixture below

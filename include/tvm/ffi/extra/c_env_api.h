@@ -37,8 +37,8 @@ TVM_FFI_DLL int TVMFFIEnvCheckSignals(void);
 TVM_FFI_DLL int TVMFFIEnvRegisterCAPI(const char* name, void* symbol);
 
 /* Function func_name of the modules imported by the library whose context is library_ctx. */
-TVM_FFI_DLL int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx,
-                                              const char* func_name, TVMFFIObjectHandle* out);
+TVM_FFI_DLL int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* func_name,
+                                              TVMFFIObjectHandle* out);
 /* A data symbol the loader fills with *symbol in every library that defines `name`. */
 TVM_FFI_DLL int TVMFFIEnvModRegisterContextSymbol(const char* name, void* symbol);
 /* A function of the system library (libraries linked into the executable). */

@@ -39,25 +39,25 @@ TVM_FFI_DETAIL_HIDDEN_END
  * \brief Throws RuntimeError "CUDA_ERROR_INVALID_VALUE (1): invalid argument" (plus which
  *  kernel, when the code came from a failed launch) unless `expr` is CUDA_SUCCESS.
  */
-#define TVM_FFI_CHECK_CUDA_DRIVER_ERROR(expr)                                                \
-  do {                                                                                       \
+#define TVM_FFI_CHECK_CUDA_DRIVER_ERROR(expr)                                                 \
+  do {                                                                                        \
     const int tvm_ffi_cuda_code_ = ::tvm::ffi::details::CudaCode(expr);                       \
-    if (TVM_FFI_UNLIKELY(tvm_ffi_cuda_code_ != 0)) {                                         \
+    if (TVM_FFI_UNLIKELY(tvm_ffi_cuda_code_ != 0)) {                                          \
       TVM_FFI_THROW(RuntimeError) << ::tvm::ffi::details::DriverErrorText(tvm_ffi_cuda_code_) \
                                   << ::tvm::ffi::details::TakeLaunchFailureNote(              \
-                                         tvm_ffi_cuda_code_);                                \
-    }                                                                                        \
+                                         tvm_ffi_cuda_code_);                                 \
+    }                                                                                         \
   } while (0)
 
 /*! \brief As above with the runtime's names: "cudaErrorInvalidValue (1): invalid argument". */
-#define TVM_FFI_CHECK_CUDA_ERROR(expr)                                                        \
-  do {                                                                                        \
+#define TVM_FFI_CHECK_CUDA_ERROR(expr)                                                         \
+  do {                                                                                         \
     const int tvm_ffi_cuda_code_ = ::tvm::ffi::details::CudaCode(expr);                        \
-    if (TVM_FFI_UNLIKELY(tvm_ffi_cuda_code_ != 0)) {                                          \
+    if (TVM_FFI_UNLIKELY(tvm_ffi_cuda_code_ != 0)) {                                           \
       TVM_FFI_THROW(RuntimeError) << ::tvm::ffi::details::RuntimeErrorText(tvm_ffi_cuda_code_) \
                                   << ::tvm::ffi::details::TakeLaunchFailureNote(               \
-                                         tvm_ffi_cuda_code_);                                 \
-    }                                                                                         \
+                                         tvm_ffi_cuda_code_);                                  \
+    }                                                                                          \
   } while (0)
 
 #endif  // TVM_FFI_EXTRA_CUDA_BASE_H_

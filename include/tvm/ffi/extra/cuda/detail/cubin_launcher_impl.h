@@ -143,8 +143,8 @@ TVM_FFI_DETAIL_LAUNCHER_INLINE void CubinKernel::ApplyMaxDynamicSharedMemory(
   }
   if (applied == 0 && count > 0) {
     details::ThrowCudaFailure("cuKernelSetAttribute of " + state.Describe(),
-                             CUDA_ERROR_NO_BINARY_FOR_GPU,
-                             "; " + details::ArchitectureNote(state.library->info, 0));
+                              CUDA_ERROR_NO_BINARY_FOR_GPU,
+                              "; " + details::ArchitectureNote(state.library->info, 0));
   }
 }
 
@@ -153,8 +153,8 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void CubinKernel::RecordFailure(CUre
                                                                             CUstream stream) const {
   std::string where = std::string(op) + " of " + state_->Describe();
   if (details::IsArchitectureError(r)) {
-    where +=
-        ": " + details::ArchitectureNote(state_->library->info, details::LaunchDevice(*api_, stream));
+    where += ": " +
+             details::ArchitectureNote(state_->library->info, details::LaunchDevice(*api_, stream));
   }
   details::SetLaunchFailure(r, where);
 }
@@ -164,14 +164,14 @@ TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE void CubinKernel::FailOnDevice(const
                                                                            int dev) const {
   const details::KernelState& state = State();
   details::ThrowCudaFailure(op + " of " + state.Describe() + " on device " + std::to_string(dev), r,
-                           details::IsArchitectureError(r)
-                               ? "; " + details::ArchitectureNote(state.library->info, dev)
-                               : std::string());
+                            details::IsArchitectureError(r)
+                                ? "; " + details::ArchitectureNote(state.library->info, dev)
+                                : std::string());
 }
 
 TVM_FFI_COLD TVM_FFI_DETAIL_LAUNCHER_INLINE LaunchResult CubinKernel::LaunchEmpty() {
   details::SetLaunchFailure(CUDA_ERROR_INVALID_HANDLE,
-                           "launch of an empty CubinKernel (default-constructed or moved-from)");
+                            "launch of an empty CubinKernel (default-constructed or moved-from)");
   return CUDA_ERROR_INVALID_HANDLE;
 }
 

@@ -12,7 +12,7 @@
 // Both macros end in a redeclaration of the struct, so the `;` written after them is needed
 // and accepted (an empty declaration would draw -Wpedantic's "extra ';'").
 #define TVM_FFI_DETAIL_EMBED_CUBIN_STRUCT(name, load) \
-  struct TVM_FFI_HIDDEN EmbedCubinModule_##name {  \
+  struct TVM_FFI_HIDDEN EmbedCubinModule_##name {     \
     ::tvm::ffi::CubinModule mod = load;               \
     static EmbedCubinModule_##name* Global() {        \
       static EmbedCubinModule_##name instance;        \
@@ -27,8 +27,8 @@
  *  Use at namespace scope, followed by `;`; may appear in several files of one library.
  */
 #define TVM_FFI_EMBED_CUBIN(name)                                                 \
-  extern "C" TVM_FFI_HIDDEN const char __tvm_ffi__cubin_##name[];              \
-  extern "C" TVM_FFI_HIDDEN const char __tvm_ffi__cubin_##name##_end[];        \
+  extern "C" TVM_FFI_HIDDEN const char __tvm_ffi__cubin_##name[];                 \
+  extern "C" TVM_FFI_HIDDEN const char __tvm_ffi__cubin_##name##_end[];           \
   TVM_FFI_DETAIL_EMBED_CUBIN_STRUCT(                                              \
       name, ::tvm::ffi::CubinModule::FromEmbedded(#name, __tvm_ffi__cubin_##name, \
                                                   __tvm_ffi__cubin_##name##_end))

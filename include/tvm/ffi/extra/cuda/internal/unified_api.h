@@ -102,7 +102,7 @@ inline void GetErrorString(ResultType err, const char** name, const char** text)
 /*! \brief cuLibraryLoadData of an image the driver can size itself (CUBIN, fatbin, PTX). */
 inline ResultType LoadLibrary(LibraryHandle* library, const void* image) {
   return details::DriverApi::Get().LibraryLoadData(library, image, nullptr, nullptr, 0, nullptr,
-                                                  nullptr, 0);
+                                                   nullptr, 0);
 }
 
 inline ResultType UnloadLibrary(LibraryHandle library) {
@@ -135,7 +135,7 @@ inline ResultType GetDeviceAttribute(int* value, DeviceAttrType attr, DeviceHand
 /*! \brief The kernel's static shared memory per block on `device`, in bytes. */
 inline ResultType GetKernelSharedMem(KernelHandle kernel, int& out, DeviceHandle device) {
   return details::DriverApi::Get().KernelGetAttribute(&out, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                                     kernel, device);
+                                                      kernel, device);
 }
 
 /*! \brief Allows `shmem` bytes of dynamic shared memory per block on `device`. */
@@ -148,15 +148,15 @@ inline ResultType SetKernelMaxDynamicSharedMem(KernelHandle kernel, int shmem,
 /*! \brief cuLaunchKernel; a CUkernel is accepted wherever the driver takes a CUfunction. */
 inline ResultType LaunchKernel(KernelHandle kernel, void** args, dim3 grid, dim3 block,
                                StreamHandle stream, uint32_t dyn_smem_bytes = 0) {
-  return details::DriverApi::Get().LaunchKernel(reinterpret_cast<CUfunction>(kernel), grid.x, grid.y,
-                                               grid.z, block.x, block.y, block.z, dyn_smem_bytes,
-                                               stream, args, nullptr);
+  return details::DriverApi::Get().LaunchKernel(reinterpret_cast<CUfunction>(kernel), grid.x,
+                                                grid.y, grid.z, block.x, block.y, block.z,
+                                                dyn_smem_bytes, stream, args, nullptr);
 }
 
 /*! \brief cuLaunchKernelEx with a configuration built by the caller. */
 inline ResultType LaunchKernelEx(KernelHandle kernel, void** args, const LaunchConfig& config) {
   return details::DriverApi::Get().LaunchKernelEx(&config, reinterpret_cast<CUfunction>(kernel),
-                                                 args, nullptr);
+                                                  args, nullptr);
 }
 
 // compat: apache-tvm-ffi (code written for its runtime-API mode builds a cudaLaunchConfig_t)
