@@ -263,17 +263,27 @@ void InitLazyStream();
 void InitHostAllocator();
 /*!
  * \brief For the scope of a call: TVMFFIEnvTensorAlloc allocates through `api` (the producer of
- *  the call's tensors), or in host memory when it is NULL or has no allocator.
+ *  the call's tensors); a call without one allocates as its caller does (from Python: in host
+ *  memory), as does a producer without an allocator.
  */
 class AllocScope {
  public:
-  explicit AllocScope(const ExchangeApi* api);
-  ~AllocScope();
+  // A call without framework tensors changes nothing (no thread-local access on that path):
+  // it allocates as its caller does.
+  explicit AllocScope(const ExchangeApi* api) : set_(api != nullptr) {
+    if (set_) Enter(api);
+  }
+  ~AllocScope() {
+    if (set_) Leave();
+  }
   AllocScope(const AllocScope&) = delete;
   AllocScope& operator=(const AllocScope&) = delete;
 
  private:
-  const ExchangeApi* previous_;
+  void Enter(const ExchangeApi* api);
+  void Leave();
+  bool set_;
+  const ExchangeApi* previous_ = nullptr;
 };
 /*! \brief Whether calls run in lazy stream frames (our runtime). */
 bool LazyStreamEnabled();

@@ -117,8 +117,11 @@ int CoreAllocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* err
 
 }  // namespace
 
-AllocScope::AllocScope(const ExchangeApi* api) : previous_(t_alloc_api) { t_alloc_api = api; }
-AllocScope::~AllocScope() { t_alloc_api = previous_; }
+void AllocScope::Enter(const ExchangeApi* api) {
+  previous_ = t_alloc_api;
+  t_alloc_api = api;
+}
+void AllocScope::Leave() { t_alloc_api = previous_; }
 
 void InitHostAllocator() {
   // Global: every thread that calls from Python reaches it; a foreign allocator set on a

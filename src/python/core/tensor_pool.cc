@@ -192,13 +192,26 @@ int32_t ExtentOverflowDim(const DLTensor& t) {
 }  // namespace
 
 int CheckProducerTensor(const ArgFrame* frame, PyObject* obj, const DLTensor& t) {
-  // Readers walk shape[0..ndim): a producer's corrupt field must stop here. For an argument the
-  // producer is named by its type; for from_dlpack (no position) by its __dlpack__().
+  // Readers walk shape[0..ndim): a producer's corrupt field must stop here. Every tensor
+  // argument passes this, so the accepted path only compares; the producer's name is
+  // formatted on the error path alone.
   constexpr int32_t kMaxDims = 1024;
-  char producer[200];
-  PyOS_snprintf(producer, sizeof(producer), frame->position > 0 ? "%s" : "%s.__dlpack__()",
+  int32_t negative = -1;  // the first dimension with a negative size
+  int32_t overflow = -1;  // the dimension at which the extent overflows
+  if (t.ndim >= 0 && t.ndim <= kMaxDims && (t.ndim == 0 || t.shape != nullptr)) {
+    for (int32_t d = 0; d < t.ndim && negative < 0; ++d) {
+      if (t.shape[d] < 0) negative = d;
+    }
+    if (negative < 0) {
+      overflow = ExtentOverflowDim(t);
+      if (overflow < 0) return 0;
+    }
+  }
+  // For an argument the producer is named by its type; for from_dlpack (no position) by its
+  // __dlpack__().
+  char type[200];
+  PyOS_snprintf(type, sizeof(type), frame->position > 0 ? "%s" : "%s.__dlpack__()",
                 Py_TYPE(obj)->tp_name);
-  const char* type = producer;
   if (t.ndim < 0) {
     PyErr_Format(PyExc_ValueError, "%s: %s gave a DLTensor with a negative ndim (ndim %d)",
                  ArgLabel(frame), type, t.ndim);
@@ -206,24 +219,18 @@ int CheckProducerTensor(const ArgFrame* frame, PyObject* obj, const DLTensor& t)
     PyErr_Format(PyExc_ValueError,
                  "%s: %s gave a DLTensor with too many dimensions (ndim %d, at most %d)",
                  ArgLabel(frame), type, t.ndim, kMaxDims);
-  } else if (t.ndim > 0 && t.shape == nullptr) {
+  } else if (t.shape == nullptr) {
     PyErr_Format(PyExc_ValueError, "%s: %s gave a DLTensor with no shape (ndim %d)",
                  ArgLabel(frame), type, t.ndim);
+  } else if (negative >= 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s: %s gave a DLTensor with a negative size (%lld) in dimension %d",
+                 ArgLabel(frame), type, static_cast<long long>(t.shape[negative]), negative);
   } else {
-    for (int32_t d = 0; d < t.ndim; ++d) {
-      if (t.shape[d] < 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: %s gave a DLTensor with a negative size (%lld) in dimension %d",
-                     ArgLabel(frame), type, static_cast<long long>(t.shape[d]), d);
-        return -1;
-      }
-    }
-    const int32_t d = ExtentOverflowDim(t);
-    if (d < 0) return 0;
     PyErr_Format(PyExc_ValueError,
                  "%s: %s gave a DLTensor with a shape and strides whose extent overflows 64 bits "
                  "(at dimension %d)",
-                 ArgLabel(frame), type, d);
+                 ArgLabel(frame), type, overflow);
   }
   return -1;
 }
