@@ -195,7 +195,10 @@ class Tier:
                 finally:
                     self._call(url, backend, "unlock", name, token)
                 return
-            if self._call(url, backend, "locked", name):
+            # A builder whose lock was refused saw another host's build: wait for it (and then
+            # fetch) even if that build already ended before the check below, which would
+            # otherwise read "not locked" and build a second time.
+            if self.write or self._call(url, backend, "locked", name):
                 stats["waited"] += 1
                 deadline = time.monotonic() + wait
                 while time.monotonic() < deadline and self._call(url, backend, "locked", name):

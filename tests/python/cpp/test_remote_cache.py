@@ -533,3 +533,26 @@ def test_a_docker_identity_token_is_sent_as_a_refresh_token(tmp_path, monkeypatc
             "repository:tvm-ffi/identity:pull",
             "repository:tvm-ffi/identity:pull,push",
         ]
+
+
+def test_a_builder_refused_the_lock_fetches_even_when_that_build_already_ended():
+    # The race behind a second build: host A holds the lock when B asks for it, and has
+    # published and unlocked by the time B checks whether it is still held.
+    from tvm_ffi.cpp import _remote
+
+    class Finished:
+        locks = True
+
+        def lock(self, name):
+            return None  # A holds it
+
+        def locked(self, name):
+            return False  # ... and is done
+
+        def has(self, name):
+            return True
+
+    tier = _remote.Tier(["redis://a/0"], True, None, True, 1.0)
+    tier._backends["redis://a/0"] = Finished()
+    with tier.claim("entry", 5.0) as waited:
+        assert waited is True  # the caller fetches A's entry instead of building it again
