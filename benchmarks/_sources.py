@@ -15,13 +15,14 @@ NOOP_CPP = """\
 
 void noop(tvm::ffi::TensorView a, tvm::ffi::TensorView b, tvm::ffi::TensorView c) {}
 void noop0() {}
+void noop1(tvm::ffi::TensorView a) {}
 // What a wrapper returning a new output costs: one allocation through the caller's framework.
 tvm::ffi::Tensor alloc_like(tvm::ffi::TensorView a, tvm::ffi::TensorView b,
                             tvm::ffi::TensorView c) {
   return tvm::ffi::Tensor::FromEnvAlloc(TVMFFIEnvTensorAlloc, a.shape(), a.dtype(), a.device());
 }
 """
-NOOP_FUNCTIONS = ["noop", "noop0", "alloc_like"]
+NOOP_FUNCTIONS = ["noop", "noop0", "noop1", "alloc_like"]
 
 # The one-function cuda_sources module of the cold/warm load_inline targets.
 ADD_ONE_CUDA = """\
