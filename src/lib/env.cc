@@ -1,5 +1,6 @@
 // The environment a library asks its caller for: streams (per thread, per device, scoped to
 // call frames), the DLPack tensor allocator, signal checks and the frontend's C functions.
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -23,16 +24,47 @@ TVMFFIStreamHandle* Find(std::vector<StreamSlot>& slots, int32_t type, int32_t i
   return nullptr;
 }
 
-struct Frame {
-  const TVMFFICubinStreamProvider* provider;
-  std::vector<StreamSlot> streams;  // set inside this frame
+// Call frames are pushed and popped around every call from Python with a CUDA tensor, and read
+// by every TVMFFIEnvGetStream: their state is plain data in a constant-initialised
+// thread_local, which compiled code reaches without the per-access initialisation check that a
+// thread_local with constructors (ThreadEnv below) costs. Up to kInlineFrames nest without an
+// allocation; streams set inside a frame (rare: a callee's explicit choice) live in ThreadEnv.
+constexpr uint32_t kInlineFrames = 32;
+
+struct FrameStack {
+  const TVMFFICubinStreamProvider* inline_frames[kInlineFrames];
+  const TVMFFICubinStreamProvider** heap;  // frames from kInlineFrames on
+  uint32_t heap_capacity;
+  uint32_t depth;           // open frames
+  uint32_t framed_streams;  // entries in ThreadEnv::framed (streams set inside open frames)
+};
+
+thread_local FrameStack frames;
+
+// This thread's frames, its address computed once per call: GCC otherwise calls
+// __tls_get_addr again after each branch.
+inline FrameStack& Frames() {
+  FrameStack* f = &frames;
+  asm("" : "+r"(f));
+  return *f;
+}
+
+const TVMFFICubinStreamProvider*& FrameAt(FrameStack& f, uint32_t index) {
+  return index < kInlineFrames ? f.inline_frames[index] : f.heap[index - kInlineFrames];
+}
+
+// A stream set inside the frame at depth `frame` (1: the outermost).
+struct FramedStream {
+  uint32_t frame;
+  StreamSlot slot;
 };
 
 struct ThreadEnv {
-  std::vector<StreamSlot> streams;  // set outside any frame
-  std::vector<Frame> frames;
+  std::vector<StreamSlot> streams;   // set outside any frame
+  std::vector<FramedStream> framed;  // set inside open frames, the innermost frame's last
   DLPackManagedTensorAllocator allocator = nullptr;
   bool has_allocator = false;
+  ~ThreadEnv() { std::free(frames.heap); }  // the deep frames' array, if the thread needed one
 };
 
 thread_local ThreadEnv env;
@@ -44,16 +76,41 @@ struct FrontendAPI {
   std::atomic<void (*)(void*)> gil_release{nullptr};
 } frontend;
 
+// The stream set inside the frame at depth `frame` for the device, or NULL.
+TVMFFIStreamHandle* FindFramed(uint32_t frame, int32_t type, int32_t id) {
+  for (size_t i = env.framed.size(); i-- > 0;) {
+    FramedStream& f = env.framed[i];
+    if (f.frame != frame) break;  // the innermost frame's entries end here
+    if (f.slot.device_type == type && f.slot.device_id == id) return &f.slot.stream;
+  }
+  return nullptr;
+}
+
 TVMFFIStreamHandle CurrentStream(int32_t type, int32_t id) {
-  if (!env.frames.empty()) {
-    Frame& f = env.frames.back();
-    if (TVMFFIStreamHandle* s = Find(f.streams, type, id)) return *s;
-    if (f.provider != nullptr && f.provider->get_stream != nullptr) {
-      return f.provider->get_stream(f.provider->ctx, type, id);
+  FrameStack& f = Frames();
+  if (f.depth != 0) {
+    if (f.framed_streams != 0) {
+      if (TVMFFIStreamHandle* s = FindFramed(f.depth, type, id)) return *s;
+    }
+    const TVMFFICubinStreamProvider* provider = FrameAt(f, f.depth - 1);
+    if (provider != nullptr && provider->get_stream != nullptr) {
+      return provider->get_stream(provider->ctx, type, id);
     }
   }
   TVMFFIStreamHandle* s = Find(env.streams, type, id);
   return s == nullptr ? nullptr : *s;
+}
+
+// 0, or -1 with a MemoryError.
+__attribute__((noinline, cold)) int GrowFrames() {
+  TVM_FFI_RT_BEGIN();
+  const uint32_t capacity = frames.heap_capacity == 0 ? 64 : 2 * frames.heap_capacity;
+  void* grown = std::realloc(static_cast<void*>(frames.heap), capacity * sizeof(*frames.heap));
+  if (grown == nullptr) throw std::bad_alloc();
+  frames.heap = static_cast<const TVMFFICubinStreamProvider**>(grown);
+  frames.heap_capacity = capacity;
+  static_cast<void>(&env);  // constructs this thread's ThreadEnv, whose destructor frees the array
+  TVM_FFI_RT_END();
 }
 
 void AllocSetError(void*, const char* kind, const char* message) {
@@ -68,16 +125,28 @@ using namespace tvm_ffi_runtime;
 extern "C" {
 
 int TVMFFICubinEnvPushFrame(const TVMFFICubinStreamProvider* provider) {
-  TVM_FFI_RT_BEGIN();
-  env.frames.push_back(Frame{provider, {}});
-  TVM_FFI_RT_END();
+  FrameStack& f = Frames();
+  if (f.depth >= kInlineFrames + f.heap_capacity) {
+    if (int rc = GrowFrames(); rc != 0) return rc;
+  }
+  FrameAt(f, f.depth++) = provider;
+  return 0;
 }
 
 int TVMFFICubinEnvPopFrame(void) {
-  TVM_FFI_RT_BEGIN();
-  if (env.frames.empty()) Throw("RuntimeError", "TVMFFICubinEnvPopFrame: no call frame is open");
-  env.frames.pop_back();
-  TVM_FFI_RT_END();
+  FrameStack& f = Frames();
+  if (f.depth == 0) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "TVMFFICubinEnvPopFrame: no call frame is open");
+    return -1;
+  }
+  if (f.framed_streams != 0) {  // forget the streams set inside this frame
+    while (!env.framed.empty() && env.framed.back().frame == f.depth) {
+      env.framed.pop_back();
+      --f.framed_streams;
+    }
+  }
+  --f.depth;
+  return 0;
 }
 
 int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
@@ -86,11 +155,17 @@ int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandl
   if (opt_out_original_stream != nullptr) {
     *opt_out_original_stream = CurrentStream(device_type, device_id);
   }
-  std::vector<StreamSlot>& slots = env.frames.empty() ? env.streams : env.frames.back().streams;
-  if (TVMFFIStreamHandle* s = Find(slots, device_type, device_id)) {
+  if (frames.depth == 0) {
+    if (TVMFFIStreamHandle* s = Find(env.streams, device_type, device_id)) {
+      *s = stream;
+    } else {
+      env.streams.push_back(StreamSlot{device_type, device_id, stream});
+    }
+  } else if (TVMFFIStreamHandle* s = FindFramed(frames.depth, device_type, device_id)) {
     *s = stream;
   } else {
-    slots.push_back(StreamSlot{device_type, device_id, stream});
+    env.framed.push_back(FramedStream{frames.depth, StreamSlot{device_type, device_id, stream}});
+    ++frames.framed_streams;
   }
   TVM_FFI_RT_END();
 }

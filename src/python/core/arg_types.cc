@@ -125,6 +125,18 @@ bool IsTorchTensorType(PyTypeObject* type) {
   return match;
 }
 
+bool IsExactTorchTensor(PyTypeObject* type) {
+  PyObject* name = PyUnicode_FromString("torch");
+  PyObject* torch = name != nullptr ? PyImport_GetModule(name) : nullptr;
+  Py_XDECREF(name);
+  PyObject* tensor = torch != nullptr ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
+  Py_XDECREF(torch);
+  const bool exact = tensor == reinterpret_cast<PyObject*>(type);
+  Py_XDECREF(tensor);
+  PyErr_Clear();
+  return exact;
+}
+
 // 1 if torch's query answers True, 0 if False, -1 with an error set.
 int TorchQuery(PyObject* method, PyObject* obj) {
   PyObject* answer = PyObject_Vectorcall(method, &obj, 1, nullptr);
@@ -187,10 +199,11 @@ const TypeEntry* LookupType(PyTypeObject* type) {
       return &g_cache[i];
     }
   }
-  TypeEntry entry{type, Kind::kOpaque, nullptr, false};
+  TypeEntry entry{type, Kind::kOpaque, nullptr, false, false};
   entry.kind = Classify(type, &entry.api);
   entry.torch_tensor =
       (entry.kind == Kind::kExchangeApi || entry.kind == Kind::kDLPack) && IsTorchTensorType(type);
+  entry.torch_exact = entry.torch_tensor && IsExactTorchTensor(type);
   const int slot = g_cache_next;
   g_cache_next = (g_cache_next + 1) % kCacheSize;
   PyTypeObject* evicted = g_cache[slot].type;

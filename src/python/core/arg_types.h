@@ -38,6 +38,10 @@ struct TypeEntry {
   // torch.Tensor or a subclass: its conjugate and negative bits are checked per call, since a
   // DLTensor cannot carry them.
   bool torch_tensor;
+  // Exactly torch.Tensor: its DLTensor needs no producer check (CheckProducerTensor). Torch
+  // refuses negative sizes and computes every storage extent with overflow checks wherever
+  // sizes or strides are set; a subclass (a wrapper subclass sets its own) is checked.
+  bool torch_exact;
 };
 
 /*! \brief The entry for `type`, classified on first sight (never fails: other types are

@@ -249,7 +249,7 @@ int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, i
     DLTensor* dl;
     if (as_view) {
       rc = api->dltensor_from_py_object_no_sync(obj, view);
-      if (rc == 0) rc = CheckProducerTensor(frame, obj, *view);
+      if (rc == 0 && !entry->torch_exact) rc = CheckProducerTensor(frame, obj, *view);
       out->type_index = kTVMFFIDLTensorPtr;
       out->zero_padding = 0;
       out->v_ptr = view;

@@ -28,6 +28,9 @@ struct RawStream {
   void* previous;
 };
 thread_local std::vector<RawStream> t_raw_streams;
+// Raw streams pushed on all threads (the GIL guards it): while none is, a call skips the
+// thread-local lookup, which costs a TLS access per call.
+size_t g_raw_stream_count = 0;
 
 // The producer's current stream for CUDA device `device_id`: 0, or -1 with a Python error set
 // (the producer's own, else one naming what failed).
@@ -85,7 +88,7 @@ bool RawStreamPushed(int32_t device_type, int32_t device_id) {
 
 int CallStream(const ExchangeApi* api, int32_t device_id, void** stream) {
   *stream = nullptr;
-  if (!t_raw_streams.empty() && RawStreamPushed(kDLCUDA, device_id)) {
+  if (g_raw_stream_count != 0 && RawStreamPushed(kDLCUDA, device_id)) {
     *stream = TVMFFIEnvGetStream(kDLCUDA, device_id);
     return 0;
   }
@@ -110,6 +113,7 @@ PyObject* PushRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   t_raw_streams.push_back(entry);
+  ++g_raw_stream_count;
   Py_RETURN_NONE;
 }
 
@@ -120,6 +124,7 @@ PyObject* PopRawStream(PyObject*, PyObject*) {
   }
   const RawStream entry = t_raw_streams.back();
   t_raw_streams.pop_back();
+  --g_raw_stream_count;
   if (TVMFFIEnvSetStream(entry.device_type, entry.device_id, entry.previous, nullptr) != 0) {
     RaiseCallError(-1, "pop_raw_stream", nullptr);
     return nullptr;
@@ -163,7 +168,7 @@ PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 int StreamScope::Enter(const ArgFrame& frame) {
   if (frame.cuda_device < 0) return 0;  // CPU-only calls: nothing to do, no query
   // A raw stream pushed for the device is the one the call sees (use_raw_stream).
-  if (!t_raw_streams.empty() && RawStreamPushed(kDLCUDA, frame.cuda_device)) return 0;
+  if (g_raw_stream_count != 0 && RawStreamPushed(kDLCUDA, frame.cuda_device)) return 0;
   api = frame.stream_api;
   if (g_lazy_frame.push != nullptr) {
     provider = TVMFFICubinStreamProvider{this, &ProvideStream};

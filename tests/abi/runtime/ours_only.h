@@ -111,6 +111,23 @@ static void OursOnly(void) {
   printf("after the frame: %p %p\n", TVMFFIEnvGetStream(kDLCUDA, 0),
          TVMFFIEnvGetStream(kDLCUDA, 1));
   PrintError("pop without a frame", PopFrame(), 1);
+  /* Frames nested past the inline ones: each answers from its own provider; a stream set
+   * inside the deepest frame is forgotten with it; the frame below still asks its provider. */
+  static char deep[200][8];
+  static TVMFFICubinStreamProvider deep_providers[200];
+  int deep_ok = 1;
+  for (int i = 0; i < 200; ++i) {
+    deep_providers[i] = (TVMFFICubinStreamProvider){deep[i], ProviderStream};
+    deep_ok &= PushFrame(&deep_providers[i]) == 0;
+    deep_ok &= TVMFFIEnvGetStream(kDLCUDA, 0) == deep[i] + 200;
+  }
+  TVMFFIEnvSetStream(kDLCUDA, 0, (void*)0x30, NULL);
+  deep_ok &= TVMFFIEnvGetStream(kDLCUDA, 0) == (void*)0x30;
+  for (int i = 199; i >= 0; --i) {
+    deep_ok &= PopFrame() == 0;
+    if (i > 0) deep_ok &= TVMFFIEnvGetStream(kDLCUDA, 0) == deep[i - 1] + 200;
+  }
+  printf("200 nested frames: %d, after them: %p\n", deep_ok, TVMFFIEnvGetStream(kDLCUDA, 0));
   static void* handle = NULL;
   PrintError("init once to NULL", TVMFFIHandleInitOnce(&handle, NullInit), 1);
 }
