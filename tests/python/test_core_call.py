@@ -113,6 +113,14 @@ BEGIN(shares_children)
   return 0;
 END
 
+// A NULL void* as apache-tvm-ffi's headers send it: an opaque pointer, not None.
+BEGIN(null_pointer)
+  r->type_index = kTVMFFIOpaquePtr;
+  r->zero_padding = 0;
+  r->v_ptr = 0;
+  return 0;
+END
+
 BEGIN(fails_silently)
   return -1;
 END
@@ -275,15 +283,32 @@ def test_subclasses_and_numeric_protocols(mod):
     assert mod.echo_string(MyStr("sub")) == "sub"
 
 
-def test_ctypes_pointer(mod):
-    assert mod.echo_pointer(ctypes.c_void_p(0x1234)) == 0x1234
-    assert mod.echo_pointer(ctypes.c_void_p(None)) is None
+def _pointer(value):
+    """A void* result's address: it comes back as a ctypes.c_void_p (as under apache-tvm-ffi)."""
+    assert type(value) is ctypes.c_void_p, f"{value!r} is not a ctypes.c_void_p"
+    return value.value
+
+
+@pytest.mark.parametrize("arg", [ctypes.c_void_p(0x1234), 0x1234])
+def test_pointer_result_is_a_ctypes_void_p(mod, arg):
+    # void* takes a c_void_p or an int, and returns a c_void_p that passes back as the same.
+    assert _pointer(mod.echo_pointer(arg)) == 0x1234
+    assert _pointer(mod.echo_pointer(mod.echo_pointer(arg))) == 0x1234
+
+
+@pytest.mark.parametrize("arg", [None, ctypes.c_void_p(None), ctypes.c_void_p(0)])
+def test_null_pointer(mod, raw, arg):
+    # The headers send a NULL void* as None; an opaque NULL (apache-tvm-ffi's headers send
+    # that) comes back as c_void_p(None), as apache's Python returns it.
+    assert mod.echo_pointer(arg) is None
+    assert _pointer(raw.null_pointer()) is None
+    assert mod.echo_pointer(raw.null_pointer()) is None
 
 
 @pytest.mark.parametrize("address", [2**63, 2**64 - 1, 0x7FFF_FFFF_FFFF_FFFF])
 def test_pointer_takes_every_64_bit_address(mod, address):
-    assert mod.echo_pointer(address) == address
-    assert mod.echo_pointer(ctypes.c_void_p(address)) == address
+    assert _pointer(mod.echo_pointer(address)) == address
+    assert _pointer(mod.echo_pointer(ctypes.c_void_p(address))) == address
 
 
 def test_negative_pointer_is_reported_as_given(mod):
