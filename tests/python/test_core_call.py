@@ -13,6 +13,7 @@ from helpers.call_errors import assert_call_error
 
 SOURCE = r"""
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -43,6 +44,12 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_nested,
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_tuple,
                               [](std::tuple<int64_t, std::string, double> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_pointer, [](void* p) { return p; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_size, [](tvm::ffi::Map<String, int64_t> m) {
+  return static_cast<int64_t>(m.size());
+});
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_lists, [](std::map<int64_t, std::vector<int64_t>> m) {
+  return static_cast<int64_t>(m.size());
+});
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(add, [](int64_t a, int64_t b) { return a + b; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(nothing, []() {});
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(byte_length, [](Bytes b) { return static_cast<int64_t>(b.size()); });
@@ -393,6 +400,23 @@ def test_result_without_python_equivalent(raw):
         "(a borrowed DLTensor*, raw string or byte array owns nothing) and has no Python "
         "equivalent"
     )
+
+
+@pytest.mark.parametrize(
+    ("func", "value", "message"),
+    [
+        ("map_size", {"a": 1, "key": "x"}, 'map_size() argument 1["key"] must be int, not str'),
+        ("map_size", {"a": 1, 2: 3}, "map_size() argument 1 key 2 must be str, not int"),
+        ("map_lists", {7: [1, "x"]}, "map_lists() argument 1[7][1] must be int, not str"),
+        ("map_lists", {"k": [1]}, 'map_lists() argument 1 key "k" must be int, not str'),
+    ],
+)
+def test_a_map_entry_error_names_the_key(mod, func, value, message):
+    # As an element's index in a list ("argument 1[1]"), a value's key in a dict.
+    assert mod.map_size({"a": 1}) == 1 and mod.map_lists({7: [1]}) == 1
+    with pytest.raises(TypeError) as info:
+        getattr(mod, func)(value)
+    assert_call_error(info.value, message, func)
 
 
 def test_shared_sub_lists_are_converted_once(raw, mod):
