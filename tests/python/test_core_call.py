@@ -44,6 +44,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_nested,
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_tuple,
                               [](std::tuple<int64_t, std::string, double> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_pointer, [](void* p) { return p; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(pass_pointer, [](tvm::ffi::Function f, void* p) { f(p); });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_size, [](tvm::ffi::Map<String, int64_t> m) {
   return static_cast<int64_t>(m.size());
 });
@@ -301,6 +302,12 @@ def test_pointer_result_is_a_ctypes_void_p(mod, arg):
     # void* takes a c_void_p or an int, and returns a c_void_p that passes back as the same.
     assert _pointer(mod.echo_pointer(arg)) == 0x1234
     assert _pointer(mod.echo_pointer(mod.echo_pointer(arg))) == 0x1234
+
+
+def test_a_callback_gets_a_pointer_as_a_ctypes_void_p(mod):
+    seen = []
+    mod.pass_pointer(seen.append, 0x1234)
+    assert [_pointer(p) for p in seen] == [0x1234]
 
 
 @pytest.mark.parametrize("arg", [None, ctypes.c_void_p(None), ctypes.c_void_p(0)])

@@ -52,6 +52,29 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def_rw("label", &ItemObj::label)
       .def_rw("dims", &ItemObj::dims)
       .def_rw("any", &ItemObj::any);
+  // A field whose setter is a Function (kTVMFFIFieldFlagBitSetterIsFunctionObj), as apache's
+  // Python-defined fields register it: `doubled` stores twice the value into `count`.
+  auto item = ffi::make_object<ItemObj>(0, "");
+  const char* base = reinterpret_cast<const char*>(static_cast<const ffi::Object*>(item.get()));
+  ffi::Function setter = ffi::Function::FromTyped([](void* field, int64_t v) {
+    *static_cast<int64_t*>(field) = 2 * v;
+  });
+  TVMFFIFieldInfo info{};
+  info.name = TVMFFIByteArray{"doubled", 7};
+  info.flags = kTVMFFIFieldFlagBitMaskWritable | kTVMFFIFieldFlagBitSetterIsFunctionObj;
+  info.size = sizeof(int64_t);
+  info.alignment = alignof(int64_t);
+  info.offset = reinterpret_cast<const char*>(&item->count) - base;
+  info.getter = [](void* field, TVMFFIAny* out) {
+    out->type_index = kTVMFFIInt;
+    out->zero_padding = 0;
+    out->v_int64 = *static_cast<int64_t*>(field);
+    return 0;
+  };
+  info.setter = tvm::ffi::details::ObjectUnsafe::HeaderOf(setter);
+  info.default_value_or_factory.type_index = kTVMFFINone;
+  info.field_static_type_index = kTVMFFIAny;
+  TVMFFITypeRegisterField(ItemObj::RuntimeTypeIndex(), &info);
 }
 """
 
@@ -104,6 +127,17 @@ def test_an_unconvertible_value_names_the_field(item_cls):
     with pytest.raises(OverflowError) as info:
         item_cls(1, "a").count = 2**64
     assert str(info.value) == f"test.fields.Item.count: int {2**64} does not fit in int64"
+
+
+def test_a_function_setter_takes_the_field_address_and_the_value(item_cls):
+    item = item_cls(7, "a")
+    item.doubled = 21
+    assert item.count == 42 and item.doubled == 42
+    with pytest.raises(TypeError) as info:
+        item.doubled = "x"
+    # Another setter's message follows the field's name.
+    assert str(info.value) == "test.fields.Item.doubled: function() argument 2 must be int, not str"
+    assert item.count == 42
 
 
 def test_def_ro_fields_refuse_assignment(item_cls):
