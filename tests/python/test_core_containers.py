@@ -390,11 +390,11 @@ def test_map_of_tuples_argument_and_map_result(mod):
     assert mod.count_options(opts) == {"experts": 6, "topk": 6}
     assert list(mod.count_options(opts)) == ["experts", "topk"]  # insertion order kept
     assert mod.count_options({}) == {}
-    # The header's path names a map value by its position in the value, not by its key.
+    # The header's path names a map value by its key, then the place inside the value.
     with pytest.raises(TypeError) as info:
         mod.count_options({"topk": ([2, "x"], None)})
     assert_call_error(
-        info.value, "count_options() argument 1[0][1] must be int, not str", "count_options"
+        info.value, 'count_options() argument 1["topk"][0][1] must be int, not str', "count_options"
     )
     with pytest.raises(TypeError) as info:
         mod.count_options([1])
