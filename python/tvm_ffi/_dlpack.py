@@ -13,7 +13,8 @@ __all__ = ["DLDeviceType", "Shape", "from_dlpack"]
 
 
 class Shape(tuple):
-    """A tuple of ints (e.g. a tensor shape, or packed scalars); passes to C++ as a tuple."""
+    """A tuple of ints (e.g. a tensor shape, or packed scalars); passes to C++ as a tuple and
+    prints as one (``(3,)``), as apache-tvm-ffi's Shape does."""
 
     __slots__ = ()
 
@@ -23,9 +24,6 @@ class Shape(tuple):
             if not isinstance(item, Integral):
                 raise ValueError(f"Shape: every element must be an int, got {item!r}")
         return super().__new__(cls, (int(x) for x in items))
-
-    def __repr__(self) -> str:
-        return f"Shape({list(self)!r})"
 
 
 class DLDeviceType(enum.IntEnum):

@@ -13,6 +13,7 @@ from helpers.call_errors import assert_call_error
 
 SOURCE = r"""
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -43,6 +44,13 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_nested,
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_tuple,
                               [](std::tuple<int64_t, std::string, double> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_pointer, [](void* p) { return p; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(pass_pointer, [](tvm::ffi::Function f, void* p) { f(p); });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_size, [](tvm::ffi::Map<String, int64_t> m) {
+  return static_cast<int64_t>(m.size());
+});
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_lists, [](std::map<int64_t, std::vector<int64_t>> m) {
+  return static_cast<int64_t>(m.size());
+});
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(add, [](int64_t a, int64_t b) { return a + b; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(nothing, []() {});
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(byte_length, [](Bytes b) { return static_cast<int64_t>(b.size()); });
@@ -110,6 +118,14 @@ BEGIN(shares_children)
   r->type_index = kTVMFFIBool;
   r->zero_padding = 0;
   r->v_int64 = same;
+  return 0;
+END
+
+// A NULL void* as apache-tvm-ffi's headers send it: an opaque pointer, not None.
+BEGIN(null_pointer)
+  r->type_index = kTVMFFIOpaquePtr;
+  r->zero_padding = 0;
+  r->v_ptr = 0;
   return 0;
 END
 
@@ -275,15 +291,38 @@ def test_subclasses_and_numeric_protocols(mod):
     assert mod.echo_string(MyStr("sub")) == "sub"
 
 
-def test_ctypes_pointer(mod):
-    assert mod.echo_pointer(ctypes.c_void_p(0x1234)) == 0x1234
-    assert mod.echo_pointer(ctypes.c_void_p(None)) is None
+def _pointer(value):
+    """A void* result's address: it comes back as a ctypes.c_void_p (as under apache-tvm-ffi)."""
+    assert type(value) is ctypes.c_void_p, f"{value!r} is not a ctypes.c_void_p"
+    return value.value
+
+
+@pytest.mark.parametrize("arg", [ctypes.c_void_p(0x1234), 0x1234])
+def test_pointer_result_is_a_ctypes_void_p(mod, arg):
+    # void* takes a c_void_p or an int, and returns a c_void_p that passes back as the same.
+    assert _pointer(mod.echo_pointer(arg)) == 0x1234
+    assert _pointer(mod.echo_pointer(mod.echo_pointer(arg))) == 0x1234
+
+
+def test_a_callback_gets_a_pointer_as_a_ctypes_void_p(mod):
+    seen = []
+    mod.pass_pointer(seen.append, 0x1234)
+    assert [_pointer(p) for p in seen] == [0x1234]
+
+
+@pytest.mark.parametrize("arg", [None, ctypes.c_void_p(None), ctypes.c_void_p(0)])
+def test_null_pointer(mod, raw, arg):
+    # The headers send a NULL void* as None; an opaque NULL (apache-tvm-ffi's headers send
+    # that) comes back as c_void_p(None), as apache's Python returns it.
+    assert mod.echo_pointer(arg) is None
+    assert _pointer(raw.null_pointer()) is None
+    assert mod.echo_pointer(raw.null_pointer()) is None
 
 
 @pytest.mark.parametrize("address", [2**63, 2**64 - 1, 0x7FFF_FFFF_FFFF_FFFF])
 def test_pointer_takes_every_64_bit_address(mod, address):
-    assert mod.echo_pointer(address) == address
-    assert mod.echo_pointer(ctypes.c_void_p(address)) == address
+    assert _pointer(mod.echo_pointer(address)) == address
+    assert _pointer(mod.echo_pointer(ctypes.c_void_p(address))) == address
 
 
 def test_negative_pointer_is_reported_as_given(mod):
@@ -368,6 +407,23 @@ def test_result_without_python_equivalent(raw):
         "(a borrowed DLTensor*, raw string or byte array owns nothing) and has no Python "
         "equivalent"
     )
+
+
+@pytest.mark.parametrize(
+    ("func", "value", "message"),
+    [
+        ("map_size", {"a": 1, "key": "x"}, 'map_size() argument 1["key"] must be int, not str'),
+        ("map_size", {"a": 1, 2: 3}, "map_size() argument 1 key 2 must be str, not int"),
+        ("map_lists", {7: [1, "x"]}, "map_lists() argument 1[7][1] must be int, not str"),
+        ("map_lists", {"k": [1]}, 'map_lists() argument 1 key "k" must be int, not str'),
+    ],
+)
+def test_a_map_entry_error_names_the_key(mod, func, value, message):
+    # As an element's index in a list ("argument 1[1]"), a value's key in a dict.
+    assert mod.map_size({"a": 1}) == 1 and mod.map_lists({7: [1]}) == 1
+    with pytest.raises(TypeError) as info:
+        getattr(mod, func)(value)
+    assert_call_error(info.value, message, func)
 
 
 def test_shared_sub_lists_are_converted_once(raw, mod):

@@ -6,6 +6,7 @@ the loader's side of the ABI on its own, including libraries of the previous ABI
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import shutil
@@ -217,6 +218,48 @@ def test_rebuilt_library_is_reloaded(build_library, tmp_path):
     os.replace(staged, path)
     assert tvm_ffi.load_module(path).version() == 3
     assert not list(tmp_path.glob("tvm_ffi_reload_*"))
+
+
+# Registers two global functions the way a rebuilt library registers them again.
+GLOBALS = r"""
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/reflection/registry.h>
+
+#include <cstdint>
+
+int64_t Version() { return VERSION; }
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(version, Version);
+TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::Function::SetGlobal("test.core_module.replaced",
+                                tvm::ffi::Function::FromTyped(Version), /*can_override=*/true);
+}
+TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::reflection::GlobalDef().def("test.core_module.kept", Version);
+}
+"""
+
+
+def test_a_rebuilt_library_wins_where_apache_tvm_ffi_lets_it(build_library, tmp_path, capfd):
+    """Its exported functions and the globals it registers with override are the new build's.
+    GlobalDef registers without override: apache-tvm-ffi's runtime throws inside dlopen there
+    (the process aborts); here the block's failure is printed and the first build's global stays.
+    The first build stays loaded, so its functions still run."""
+    first = tvm_ffi.load_module(build_library("g1", GLOBALS, flags=["-DVERSION=1"]))
+    replaced = tvm_ffi.get_global_func("test.core_module.replaced")
+    capfd.readouterr()
+    second = tvm_ffi.load_module(build_library("g2", GLOBALS, flags=["-DVERSION=2"]))
+    stderr = capfd.readouterr().err
+    assert (first.version(), second.version()) == (1, 2)
+    assert tvm_ffi.get_global_func("test.core_module.replaced")() == 2
+    assert replaced() == 1  # fetched before: the first build's code, still loaded
+    assert tvm_ffi.get_global_func("test.core_module.kept")() == 1
+    assert stderr.endswith(
+        ": TVM_FFI_STATIC_INIT_BLOCK failed: RuntimeError: global function "
+        "'test.core_module.kept' is already registered; pass allow_override to replace it\n"
+    )
+    del first, replaced
+    gc.collect()
+    assert tvm_ffi.get_global_func("test.core_module.kept")() == 1
 
 
 def test_private_copies_are_cleaned_up(build_library, tmp_path, monkeypatch):

@@ -13,10 +13,17 @@ def test_shape_is_a_tuple_of_ints():
     s = tvm_ffi.Shape((2, np.int64(3), 4))
     assert isinstance(s, tuple) and s == (2, 3, 4)
     assert all(type(x) is int for x in s)
-    assert repr(s) == "Shape([2, 3, 4])"
     assert tvm_ffi.Shape() == ()
     with pytest.raises(ValueError, match=r"^Shape: every element must be an int, got 1.5$"):
         tvm_ffi.Shape([1, 1.5])
+
+
+@pytest.mark.parametrize(("dims", "text"), [((3,), "(3,)"), ((), "()"), ((2, 3, 4), "(2, 3, 4)")])
+def test_shape_prints_as_a_tuple(dims, text):
+    # As apache-tvm-ffi's Shape (a tuple subclass): a one-element shape keeps its comma.
+    shape = tvm_ffi.Shape(dims)
+    assert repr(shape) == text
+    assert str(shape) == text
 
 
 def test_device_types_have_dlpack_values():

@@ -129,6 +129,8 @@ extern PyType_Spec kModuleSpec;
 PyObject* ObjectNew(PyTypeObject* type, PyObject* args, PyObject* kwargs);
 /*! \brief Attributes, then the type's registered methods (bound to the object). */
 PyObject* ObjectGetAttr(PyObject* self, PyObject* name);
+/*! \brief Assigning a registered field goes through its setter; other names as usual. */
+int ObjectSetAttr(PyObject* self, PyObject* name, PyObject* value);
 /*! \brief Object.__ffi_init__(*args): constructs through the type's "__ffi_init__". */
 PyObject* FfiInit(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 /*! \brief _register_object_class(type_key, cls). */

@@ -1,7 +1,10 @@
 // Python classes for the runtime's object types (tvm_ffi.register_object): the class registered
 // for a type key (or its nearest registered ancestor's) wraps results of that type;
 // `__ffi_init__` constructs through the type's registered "__ffi_init__" method; unknown
-// attributes are the type's registered methods (TVMFFITypeInfo.methods, ancestors included).
+// attributes are the type's registered methods (TVMFFITypeInfo.methods, ancestors included);
+// registered fields read through their getter and assign through their setter.
+#include <string>
+
 #include "core.h"
 
 namespace tvm_ffi_next {
@@ -191,6 +194,111 @@ PyObject* ObjectGetAttr(PyObject* self, PyObject* name) {
   PyObject* bound = PyMethod_New(func, self);
   Py_DECREF(func);
   return bound;
+}
+
+namespace {
+
+// "<type key>.<field>": the subject of a field's messages.
+std::string FieldSubject(const TVMFFIObject* handle, const char* name) {
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(handle->type_index);
+  std::string subject =
+      info != nullptr ? std::string(info->type_key.data, info->type_key.size) : "object";
+  return subject + "." + name;
+}
+
+// The setter's error, worded for the field: the headers' setter names itself ("field setter()
+// argument 1 must be int, not str"), which becomes "<type key>.<field> must be int, not str";
+// another setter's message follows the subject after a colon.
+void RewordSetterError(const std::string& subject) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  PyObject* text = value != nullptr ? PyObject_Str(value) : nullptr;
+  const char* message = text != nullptr ? PyUnicode_AsUTF8(text) : nullptr;
+  PyObject* reworded = nullptr;
+  if (message != nullptr) {
+    static constexpr char kOwnSubject[] = "field setter() argument 1";
+    const size_t own = sizeof(kOwnSubject) - 1;
+    const bool ours = std::strncmp(message, kOwnSubject, own) == 0;
+    const std::string full =
+        ours ? subject + (message + own) : subject + ": " + std::string(message);
+    PyObject* arg = PyUnicode_FromStringAndSize(full.data(), static_cast<Py_ssize_t>(full.size()));
+    reworded = arg != nullptr ? PyObject_CallOneArg(type, arg) : nullptr;
+    Py_XDECREF(arg);
+  }
+  Py_XDECREF(text);
+  if (reworded == nullptr) {  // a class that cannot be made from a message: the original
+    PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    return;
+  }
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(reworded)), reworded);
+  Py_DECREF(reworded);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+}
+
+// Assigns a registered field through its setter: the value converted as an argument is, then the
+// setter converts it to the field's type. 0, or -1 with a Python error set.
+int SetField(TVMFFIObject* handle, const TVMFFIFieldInfo* field, const char* name,
+             PyObject* value) {
+  const std::string subject = FieldSubject(handle, name);
+  if (value == nullptr) {
+    PyErr_Format(PyExc_AttributeError, "%s is a registered field and cannot be deleted",
+                 subject.c_str());
+    return -1;
+  }
+  if ((field->flags & kTVMFFIFieldFlagBitMaskWritable) == 0 || field->setter == nullptr) {
+    PyErr_Format(PyExc_AttributeError, "%s is read-only (registered with def_ro)", subject.c_str());
+    return -1;
+  }
+  ArgFrame frame;
+  frame.name = subject.c_str();  // position 0: conversion errors name the field alone
+  TVMFFIAny any{};
+  DLTensor view{};
+  if (ConvertArg(&frame, value, &any, &view, 0) != 0) return -1;
+  void* address = reinterpret_cast<char*>(handle) + field->offset;
+  int rc;
+  if ((field->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj) != 0) {
+    // A Function setter takes (the field's address, the value).
+    TVMFFIAny args[2]{};
+    args[0].type_index = kTVMFFIOpaquePtr;
+    args[0].v_ptr = address;
+    args[1] = any;
+    TVMFFIAny ignored{};
+    ignored.type_index = kTVMFFINone;
+    rc = TVMFFIFunctionCall(field->setter, args, 2, &ignored);
+    if (rc == 0 && IsObjectIndex(ignored.type_index)) DecRef(ignored.v_obj);
+  } else {
+    rc = reinterpret_cast<TVMFFIFieldSetter>(field->setter)(address, &any);
+  }
+  if (rc == 0) return 0;
+  RaiseCallError(rc, nullptr, nullptr);
+  RewordSetterError(subject);
+  return -1;
+}
+
+}  // namespace
+
+int ObjectSetAttr(PyObject* self, PyObject* name, PyObject* value) {
+  TVMFFIObject* handle = reinterpret_cast<ObjectWrapper*>(self)->handle;
+  if (handle == nullptr || !PyUnicode_Check(name)) {
+    return PyObject_GenericSetAttr(self, name, value);
+  }
+  // A data descriptor of the Python class (a property, a slot) comes first, as for any class.
+  PyObject* descr = _PyType_Lookup(Py_TYPE(self), name);
+  if (descr != nullptr && Py_TYPE(descr)->tp_descr_set != nullptr) {
+    return PyObject_GenericSetAttr(self, name, value);
+  }
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+  if (text == nullptr) return -1;
+  const TVMFFIFieldInfo* field = static_cast<size_t>(size) == std::strlen(text)
+                                     ? FindField(handle->type_index, text)
+                                     : nullptr;
+  if (field == nullptr) return PyObject_GenericSetAttr(self, name, value);
+  return SetField(handle, field, text, value);
 }
 
 PyObject* RegisterObjectClass(PyObject*, PyObject* const* args, Py_ssize_t nargs) {

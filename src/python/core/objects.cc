@@ -85,6 +85,7 @@ PyType_Slot kObjectSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(ObjectDealloc)},
     {Py_tp_new, reinterpret_cast<void*>(ObjectNew)},
     {Py_tp_getattro, reinterpret_cast<void*>(ObjectGetAttr)},
+    {Py_tp_setattro, reinterpret_cast<void*>(ObjectSetAttr)},
     {Py_tp_repr, reinterpret_cast<void*>(ObjectRepr)},
     {Py_tp_richcompare, reinterpret_cast<void*>(ObjectCompare)},
     {Py_tp_hash, reinterpret_cast<void*>(ObjectHash)},

@@ -37,6 +37,23 @@ PyObject* TextOf(const TVMFFIByteArray* bytes, bool text, const ArgFrame* frame 
 
 PyObject* ToPythonAt(TVMFFIAny* value, ArgFrame* frame, int depth);
 
+// A void* as apache-tvm-ffi returns it: a ctypes.c_void_p (NULL: c_void_p(None)), which passes
+// back as the same pointer and is told apart from an int. ctypes loads on the first pointer.
+PyObject* VoidPointer(void* ptr) {
+  static PyObject* c_void_p = nullptr;
+  if (c_void_p == nullptr) {
+    PyObject* ctypes = PyImport_ImportModule("ctypes");
+    c_void_p = ctypes != nullptr ? PyObject_GetAttrString(ctypes, "c_void_p") : nullptr;
+    Py_XDECREF(ctypes);
+    if (c_void_p == nullptr) return nullptr;
+  }
+  if (ptr == nullptr) return PyObject_CallNoArgs(c_void_p);
+  PyObject* address = PyLong_FromVoidPtr(ptr);
+  PyObject* out = address != nullptr ? PyObject_CallOneArg(c_void_p, address) : nullptr;
+  Py_XDECREF(address);
+  return out;
+}
+
 // Borrowed elements of an Array or List.
 PyObject* SequenceToList(TVMFFIObject* seq, ArgFrame* frame, int depth) {
   const TVMFFISeqCell* cell = CellOf<TVMFFISeqCell>(seq);
@@ -185,8 +202,7 @@ PyObject* ToPythonAt(TVMFFIAny* v, ArgFrame* frame, int depth) {
     case kTVMFFIFloat:
       return PyFloat_FromDouble(v->v_float64);
     case kTVMFFIOpaquePtr:
-      if (v->v_ptr == nullptr) Py_RETURN_NONE;
-      return PyLong_FromVoidPtr(v->v_ptr);
+      return VoidPointer(v->v_ptr);
     case kTVMFFIDataType: {
       TVMFFIAny text{};
       if (TVMFFIDataTypeToString(&v->v_dtype, &text) != 0) {

@@ -239,20 +239,44 @@ namespace details {
 template <typename K, typename V>
 struct HasOwnTraits<Map<K, V>> : std::true_type {};
 
+/*! \brief An entry's key as an error names it: "key" for a str, 3 for an int, else <type>. */
+TVM_FFI_COLD inline std::string MapKeyText(const TVMFFIAny& key) {
+  TVMFFIByteArray text;
+  if (ViewStrBytes(key, &text)) return Concat({"\"", std::string_view(text.data, text.size), "\""});
+  if (key.type_index == kTVMFFIInt) return std::string(std::string_view(DecimalText(key.v_int64)));
+  return Concat({"<", AnyTypeName(key), ">"});
+}
+
+/*! \brief Converts an entry, naming it in the error as ConvertElement names an element:
+ *  "f() argument 1["key"] must be int, not str", "f() argument 1 key 3 must be str, not int". */
+template <typename T>
+T ConvertEntry(const TVMFFIAny& v, const TVMFFIAny& key, bool is_key) {
+  try {
+    return ConvertFromView<T>(v);
+  } catch (ConversionError& e) {
+    const std::string text = MapKeyText(key);
+    e.path = is_key ? Concat({" key ", text, e.path}) : Concat({"[", text, "]", e.path});
+    throw;
+  }
+}
+
 template <typename K, typename V>
 struct TypeTraits<Map<K, V>> : MapTraitsBase<Map<K, V>, K, V> {
   using Base = MapTraitsBase<Map<K, V>, K, V>;
   static std::optional<Map<K, V>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIMap) return std::nullopt;
-    if (Base::Shareable(v.v_obj)) return ObjectUnsafe::RefFromBorrowed<Map<K, V>>(v.v_obj);
+    bool shareable = false;
+    try {
+      shareable = Base::Shareable(v.v_obj);
+    } catch (const ConversionError&) {  // an entry that does not convert: named below, by key
+    }
+    if (shareable) return ObjectUnsafe::RefFromBorrowed<Map<K, V>>(v.v_obj);
     // A value: converting the entries into a new map changes nobody else's.
     Map<K, V> copy;
-    size_t i = 0;
     for (uint64_t p = MapIterBegin(v.v_obj); p != MapIterEnd(v.v_obj);
          p = MapIterNext(v.v_obj, p)) {
       const MapKV* kv = MapIterItem(v.v_obj, p);
-      copy.Set(ConvertElement<K>(kv->key, i), ConvertElement<V>(kv->value, i));
-      ++i;
+      copy.Set(ConvertEntry<K>(kv->key, kv->key, true), ConvertEntry<V>(kv->value, kv->key, false));
     }
     return copy;
   }
