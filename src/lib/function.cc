@@ -73,7 +73,9 @@ void SetGlobal(std::string name, TVMFFIObject* fn, bool allow_override) {
   if (it != g.functions.end()) {
     if (!allow_override) {
       Throw("RuntimeError", "global function '" + name +
-                                "' is already registered; pass allow_override to replace it");
+                                "' is already registered (by another library, or by an earlier "
+                                "build of this one); a registration with override "
+                                "(Function::SetGlobal(name, f, true)) replaces it");
     }
     IncRef(fn);
     DecRef(it->second);

@@ -255,7 +255,9 @@ def test_a_rebuilt_library_wins_where_apache_tvm_ffi_lets_it(build_library, tmp_
     assert tvm_ffi.get_global_func("test.core_module.kept")() == 1
     assert stderr.endswith(
         ": TVM_FFI_STATIC_INIT_BLOCK failed: RuntimeError: global function "
-        "'test.core_module.kept' is already registered; pass allow_override to replace it\n"
+        "'test.core_module.kept' is already registered (by another library, or by an earlier "
+        "build of this one); a registration with override (Function::SetGlobal(name, f, true)) "
+        "replaces it\n"
     )
     del first, replaced
     gc.collect()
