@@ -78,7 +78,7 @@ class TVM_FFI_HIDDEN_MEMBERS AnyView {
   template <typename T>
   TVM_FFI_HIDDEN std::optional<T> as() const {
     try {
-      return details::TypeTraits<T>::TryFromView(data_);
+      return details::TypeTraits<T>::TryFromView(data_).ToStd();
     } catch (const details::ConversionError&) {
       return std::nullopt;
     }
@@ -212,9 +212,7 @@ struct TypeTraits<AnyView> {
   static void MoveToAny(const AnyView& v, TVMFFIAny* out) {
     *out = AnyUnsafe::MoveToTVMFFIAny(Any(v));
   }
-  static std::optional<AnyView> TryFromView(const TVMFFIAny& v) noexcept {
-    return AnyUnsafe::ViewFrom(v);
-  }
+  static Maybe<AnyView> TryFromView(const TVMFFIAny& v) noexcept { return AnyUnsafe::ViewFrom(v); }
   static void TypeName(std::string* out) { *out += "Any"; }
   static void Schema(std::string* out) { *out += R"({"type":"Any"})"; }
 };
@@ -226,7 +224,7 @@ struct TypeTraits<Any> {
   static void MoveToAny(Any v, TVMFFIAny* out) noexcept {
     *out = AnyUnsafe::MoveToTVMFFIAny(std::move(v));
   }
-  static std::optional<Any> TryFromView(const TVMFFIAny& v) { return Any(AnyUnsafe::ViewFrom(v)); }
+  static Maybe<Any> TryFromView(const TVMFFIAny& v) { return Any(AnyUnsafe::ViewFrom(v)); }
   static void TypeName(std::string* out) { *out += "Any"; }
   static void Schema(std::string* out) { *out += R"({"type":"Any"})"; }
 };
@@ -235,7 +233,7 @@ struct TypeTraits<Any> {
 template <>
 struct TypeTraits<std::nullptr_t> : PODTraits<std::nullptr_t> {
   static void CopyToView(std::nullptr_t, TVMFFIAny* out) noexcept { SetPOD(out, kTVMFFINone); }
-  static std::optional<std::nullptr_t> TryFromView(const TVMFFIAny& v) noexcept {
+  static Maybe<std::nullptr_t> TryFromView(const TVMFFIAny& v) noexcept {
     if (v.type_index == kTVMFFINone) return nullptr;
     return std::nullopt;
   }
@@ -259,11 +257,7 @@ struct TypeTraits {
     details::TypeTraits<T>::MoveToAny(std::move(value), out);
   }
   static std::optional<T> TryCastFromAnyView(const TVMFFIAny* value) {
-    try {
-      return details::TypeTraits<T>::TryFromView(*value);
-    } catch (const details::ConversionError&) {
-      return std::nullopt;
-    }
+    return details::AnyUnsafe::ViewFrom(*value).template as<T>();
   }
   static std::string TypeStr() { return details::TypeName<T>(); }
 };

@@ -57,7 +57,7 @@ template <typename K, typename V>
 struct TypeTraits<Dict<K, V>> : MapTraitsBase<Dict<K, V>, K, V> {
   using Base = MapTraitsBase<Dict<K, V>, K, V>;
   // A reference: never converted into a copy, whose changes the caller would not see.
-  static std::optional<Dict<K, V>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<Dict<K, V>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIDict || !Base::Shareable(v.v_obj)) return std::nullopt;
     return ObjectUnsafe::RefFromBorrowed<Dict<K, V>>(v.v_obj);
   }

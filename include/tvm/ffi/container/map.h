@@ -242,7 +242,7 @@ struct HasOwnTraits<Map<K, V>> : std::true_type {};
 template <typename K, typename V>
 struct TypeTraits<Map<K, V>> : MapTraitsBase<Map<K, V>, K, V> {
   using Base = MapTraitsBase<Map<K, V>, K, V>;
-  static std::optional<Map<K, V>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<Map<K, V>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIMap) return std::nullopt;
     if (Base::Shareable(v.v_obj)) return ObjectUnsafe::RefFromBorrowed<Map<K, V>>(v.v_obj);
     // A value: converting the entries into a new map changes nobody else's.

@@ -59,10 +59,10 @@ struct TypeTraits<Variant<Ts...>> {
   static void MoveToAny(Self v, TVMFFIAny* out) noexcept {
     *out = AnyUnsafe::MoveToTVMFFIAny(std::move(v.value_));
   }
-  static std::optional<Self> TryFromView(const TVMFFIAny& v) {
-    std::optional<Self> out;
+  static Maybe<Self> TryFromView(const TVMFFIAny& v) {
+    Maybe<Self> out = std::nullopt;
     // The first alternative that accepts the value; each stored in its own representation.
-    (void)((out = TryOne<Ts>(v), out.has_value()) || ...);
+    (void)(TryOne<Ts>(v, &out) || ...);
     return out;
   }
   static void TypeName(std::string* out) {
@@ -78,10 +78,11 @@ struct TypeTraits<Variant<Ts...>> {
 
  private:
   template <typename T>
-  static std::optional<Self> TryOne(const TVMFFIAny& v) {
-    std::optional<T> value = TypeTraits<T>::TryFromView(v);
-    if (!value.has_value()) return std::nullopt;
-    return Self(Any(std::move(*value)), 0);
+  static bool TryOne(const TVMFFIAny& v, Maybe<Self>* out) {
+    Maybe<T> value = TypeTraits<T>::TryFromView(v);
+    if (!value.has_value()) return false;
+    out->emplace(Self(Any(std::move(*value)), 0));
+    return true;
   }
 };
 
