@@ -13,6 +13,7 @@
 #include <tvm/ffi/container/list.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/tuple.h>
+#include <tvm/ffi/container/variant.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/object.h>
@@ -143,38 +144,18 @@ template <typename K, typename V, typename H, typename E, typename A>
 struct TypeTraits<std::unordered_map<K, V, H, E, A>>
     : StdMapTraits<std::unordered_map<K, V, H, E, A>, K, V> {};
 
-/*! \brief std::variant travels as the alternative it holds; read as the first that fits. */
+/*! \brief std::variant travels as the alternative it holds; read as Variant reads. */
 template <typename... Ts>
-struct TypeTraits<std::variant<Ts...>> {
-  static constexpr bool kEnabled = (TypeTraits<Ts>::kEnabled && ...);
+struct TypeTraits<std::variant<Ts...>> : AlternativesTraits<Ts...> {
   static void MoveToAny(std::variant<Ts...> v, TVMFFIAny* out) {
     std::visit([out](auto&& e) { TypeTraits<ValueType<decltype(e)>>::MoveToAny(std::move(e), out); },
                std::move(v));
   }
   static Maybe<std::variant<Ts...>> TryFromView(const TVMFFIAny& v) {
-    Maybe<std::variant<Ts...>> out = std::nullopt;
-    // In declaration order, as Variant reads: the first alternative that converts wins.
-    (void)(Try<Ts>(v, &out) || ...);
-    return out;
-  }
-  static void TypeName(std::string* out) {
-    bool first = true;
-    ((*out += first ? "" : " | ", first = false, TypeTraits<Ts>::TypeName(out)), ...);
-  }
-  static void Schema(std::string* out) {
-    *out += R"({"type":"Variant","args":[)";
-    bool first = true;
-    ((*out += first ? "" : ",", first = false, TypeTraits<Ts>::Schema(out)), ...);
-    *out += "]}";
-  }
-
- private:
-  template <typename T>
-  static bool Try(const TVMFFIAny& v, Maybe<std::variant<Ts...>>* out) {
-    Maybe<T> value = TypeTraits<T>::TryFromView(v);
-    if (!value.has_value()) return false;
-    out->emplace(std::in_place_type<T>, std::move(*value));
-    return true;
+    return AlternativesTraits<Ts...>::template TryFirst<std::variant<Ts...>>(v, [](auto&& value) {
+      using T = std::decay_t<decltype(value)>;
+      return std::variant<Ts...>(std::in_place_type<T>, std::move(value));
+    });
   }
 };
 
