@@ -51,23 +51,16 @@ TVM_FFI_DETAIL_HIDDEN_END
 namespace tvm {
 namespace ffi {
 
-/*! \brief A value borrowed from its owner: valid while the owner lives (a call's duration). */
-class TVM_FFI_HIDDEN_MEMBERS AnyView {
+namespace details {
+/*!
+ * \brief What AnyView and Any read alike, over the one TVMFFIAny each of them is; the two differ
+ *  only in ownership (how they are made, copied and destroyed).
+ */
+class TVM_FFI_HIDDEN_MEMBERS AnyBase {
  public:
-  TVM_FFI_HIDDEN AnyView() noexcept { details::SetPOD(&data_, kTVMFFINone); }
-  TVM_FFI_HIDDEN AnyView(std::nullptr_t) noexcept : AnyView() {}  // NOLINT
-  TVM_FFI_HIDDEN AnyView(std::nullopt_t) noexcept : AnyView() {}  // NOLINT
-  template <typename T, typename = std::enable_if_t<details::kIsValue<T>>>
-  TVM_FFI_HIDDEN AnyView(const T& value) noexcept {  // NOLINT: implicit, as an argument
-    details::TypeTraits<details::ValueType<T>>::CopyToView(value, &data_);
-  }
-  TVM_FFI_HIDDEN AnyView(const Any& value) noexcept;  // NOLINT
-  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(AnyView);
-  TVM_FFI_HIDDEN ~AnyView() = default;
-
   TVM_FFI_HIDDEN int32_t type_index() const noexcept { return data_.type_index; }
   /*! \brief The Python-facing name of what it holds ("int", "str", "ffi.Array", ...). */
-  TVM_FFI_HIDDEN std::string GetTypeKey() const { return details::AnyTypeName(data_); }
+  TVM_FFI_HIDDEN std::string GetTypeKey() const { return AnyTypeName(data_); }
   TVM_FFI_HIDDEN bool operator==(std::nullptr_t) const noexcept {
     return data_.type_index == kTVMFFINone;
   }
@@ -78,8 +71,8 @@ class TVM_FFI_HIDDEN_MEMBERS AnyView {
   template <typename T>
   TVM_FFI_HIDDEN std::optional<T> as() const {
     try {
-      return details::TypeTraits<T>::TryFromView(data_);
-    } catch (const details::ConversionError&) {
+      return TypeTraits<T>::TryFromView(data_).ToStd();
+    } catch (const ConversionError&) {
       return std::nullopt;
     }
   }
@@ -87,29 +80,51 @@ class TVM_FFI_HIDDEN_MEMBERS AnyView {
   template <typename T>
   TVM_FFI_HIDDEN T cast() const;
 
- private:
+ protected:
+  TVM_FFI_HIDDEN AnyBase() noexcept { SetPOD(&data_, kTVMFFINone); }
+  TVM_FFI_HIDDEN explicit AnyBase(const TVMFFIAny& data) noexcept : data_(data) {}
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(AnyBase);
+  TVM_FFI_HIDDEN ~AnyBase() = default;
   TVMFFIAny data_;
+};
+}  // namespace details
+
+/*! \brief A value borrowed from its owner: valid while the owner lives (a call's duration). */
+class TVM_FFI_HIDDEN_MEMBERS AnyView : public details::AnyBase {
+ public:
+  TVM_FFI_HIDDEN AnyView() noexcept = default;
+  TVM_FFI_HIDDEN AnyView(std::nullptr_t) noexcept {}  // NOLINT
+  TVM_FFI_HIDDEN AnyView(std::nullopt_t) noexcept {}  // NOLINT
+  template <typename T, typename = std::enable_if_t<details::kIsValue<T>>>
+  TVM_FFI_HIDDEN AnyView(const T& value) noexcept {  // NOLINT: implicit, as an argument
+    details::TypeTraits<details::ValueType<T>>::CopyToView(value, &data_);
+  }
+  TVM_FFI_HIDDEN AnyView(const Any& value) noexcept;  // NOLINT
+  TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(AnyView);
+  TVM_FFI_HIDDEN ~AnyView() = default;
+
+ private:
   friend struct details::AnyUnsafe;
   friend class Any;
 };
 
 /*! \brief An owned value: holds a reference when it holds an object. */
-class TVM_FFI_HIDDEN_MEMBERS Any {
+class TVM_FFI_HIDDEN_MEMBERS Any : public details::AnyBase {
  public:
-  TVM_FFI_HIDDEN Any() noexcept { details::SetPOD(&data_, kTVMFFINone); }
-  TVM_FFI_HIDDEN Any(std::nullptr_t) noexcept : Any() {}  // NOLINT
-  TVM_FFI_HIDDEN Any(std::nullopt_t) noexcept : Any() {}  // NOLINT
+  TVM_FFI_HIDDEN Any() noexcept = default;
+  TVM_FFI_HIDDEN Any(std::nullptr_t) noexcept {}  // NOLINT
+  TVM_FFI_HIDDEN Any(std::nullopt_t) noexcept {}  // NOLINT
   template <typename T, typename = std::enable_if_t<details::kIsValue<T>>>
   TVM_FFI_HIDDEN Any(T&& value) {  // NOLINT: implicit, as a result
     using V = details::ValueType<T>;
     details::TypeTraits<V>::MoveToAny(V(std::forward<T>(value)), &data_);
   }
   /*! \brief An owned copy of a view (borrowed text becomes a String, objects are counted). */
-  TVM_FFI_HIDDEN explicit Any(const AnyView& view) : Any() { CopyOwned(view.data_); }
-  TVM_FFI_HIDDEN Any(const Any& other) noexcept : data_(other.data_) {
+  TVM_FFI_HIDDEN explicit Any(const AnyView& view) { CopyOwned(view.data_); }
+  TVM_FFI_HIDDEN Any(const Any& other) noexcept : AnyBase(other.data_) {
     if (details::IsObjectIndex(data_.type_index)) details::IncRef(data_.v_obj);
   }
-  TVM_FFI_HIDDEN Any(Any&& other) noexcept : data_(other.data_) {
+  TVM_FFI_HIDDEN Any(Any&& other) noexcept : AnyBase(other.data_) {
     details::SetPOD(&other.data_, kTVMFFINone);
   }
   TVM_FFI_HIDDEN Any& operator=(const Any& other) noexcept {
@@ -125,26 +140,8 @@ class TVM_FFI_HIDDEN_MEMBERS Any {
   }
   TVM_FFI_HIDDEN void swap(Any& other) noexcept { std::swap(data_, other.data_); }
 
-  TVM_FFI_HIDDEN int32_t type_index() const noexcept { return data_.type_index; }
-  TVM_FFI_HIDDEN std::string GetTypeKey() const { return details::AnyTypeName(data_); }
-  TVM_FFI_HIDDEN bool operator==(std::nullptr_t) const noexcept {
-    return data_.type_index == kTVMFFINone;
-  }
-  TVM_FFI_HIDDEN bool operator!=(std::nullptr_t) const noexcept {
-    return data_.type_index != kTVMFFINone;
-  }
-  template <typename T>
-  TVM_FFI_HIDDEN std::optional<T> as() const {
-    return AnyView(*this).as<T>();
-  }
-  template <typename T>
-  TVM_FFI_HIDDEN T cast() const {
-    return AnyView(*this).cast<T>();
-  }
-
  private:
   TVM_FFI_HIDDEN void CopyOwned(const TVMFFIAny& v);
-  TVMFFIAny data_;
   friend struct details::AnyUnsafe;
 };
 
@@ -212,9 +209,7 @@ struct TypeTraits<AnyView> {
   static void MoveToAny(const AnyView& v, TVMFFIAny* out) {
     *out = AnyUnsafe::MoveToTVMFFIAny(Any(v));
   }
-  static std::optional<AnyView> TryFromView(const TVMFFIAny& v) noexcept {
-    return AnyUnsafe::ViewFrom(v);
-  }
+  static Maybe<AnyView> TryFromView(const TVMFFIAny& v) noexcept { return AnyUnsafe::ViewFrom(v); }
   static void TypeName(std::string* out) { *out += "Any"; }
   static void Schema(std::string* out) { *out += R"({"type":"Any"})"; }
 };
@@ -226,7 +221,7 @@ struct TypeTraits<Any> {
   static void MoveToAny(Any v, TVMFFIAny* out) noexcept {
     *out = AnyUnsafe::MoveToTVMFFIAny(std::move(v));
   }
-  static std::optional<Any> TryFromView(const TVMFFIAny& v) { return Any(AnyUnsafe::ViewFrom(v)); }
+  static Maybe<Any> TryFromView(const TVMFFIAny& v) { return Any(AnyUnsafe::ViewFrom(v)); }
   static void TypeName(std::string* out) { *out += "Any"; }
   static void Schema(std::string* out) { *out += R"({"type":"Any"})"; }
 };
@@ -235,7 +230,7 @@ struct TypeTraits<Any> {
 template <>
 struct TypeTraits<std::nullptr_t> : PODTraits<std::nullptr_t> {
   static void CopyToView(std::nullptr_t, TVMFFIAny* out) noexcept { SetPOD(out, kTVMFFINone); }
-  static std::optional<std::nullptr_t> TryFromView(const TVMFFIAny& v) noexcept {
+  static Maybe<std::nullptr_t> TryFromView(const TVMFFIAny& v) noexcept {
     if (v.type_index == kTVMFFINone) return nullptr;
     return std::nullopt;
   }
@@ -259,11 +254,7 @@ struct TypeTraits {
     details::TypeTraits<T>::MoveToAny(std::move(value), out);
   }
   static std::optional<T> TryCastFromAnyView(const TVMFFIAny* value) {
-    try {
-      return details::TypeTraits<T>::TryFromView(*value);
-    } catch (const details::ConversionError&) {
-      return std::nullopt;
-    }
+    return details::AnyUnsafe::ViewFrom(*value).template as<T>();
   }
   static std::string TypeStr() { return details::TypeName<T>(); }
 };
@@ -276,12 +267,12 @@ namespace tvm {
 namespace ffi {
 
 TVM_FFI_HIDDEN inline AnyView::AnyView(const Any& value) noexcept
-    : data_(details::AnyUnsafe::View(value)) {}
+    : AnyBase(details::AnyUnsafe::View(value)) {}
 
 TVM_FFI_HIDDEN inline void Any::CopyOwned(const TVMFFIAny& v) { details::CopyToOwned(v, &data_); }
 
 template <typename T>
-TVM_FFI_HIDDEN T AnyView::cast() const {
+TVM_FFI_HIDDEN T details::AnyBase::cast() const {
   try {
     return details::ConvertFromView<T>(data_);
   } catch (const details::ConversionError& e) {

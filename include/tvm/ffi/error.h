@@ -16,6 +16,7 @@
 #include <tvm/ffi/object.h>
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -71,14 +72,16 @@ class TVM_FFI_HIDDEN Error : public std::exception {
   Error(const Error&) noexcept = default;
   Error& operator=(const Error&) noexcept = default;
   explicit Error(ObjectPtr<Object> obj) : obj_(std::move(obj)) {
-    what_ = std::make_shared<const std::string>(kind() + ": " + message());
+    what_ = WhatText(Cell()->kind, Cell()->message);
   }
 
   std::string kind() const { return Text(Cell()->kind); }
   std::string message() const { return Text(Cell()->message); }
   std::string backtrace() const { return Text(Cell()->backtrace); }
   /*! \brief "Kind: message", the way Python prints an exception. */
-  const char* what() const noexcept override { return what_->c_str(); }
+  const char* what() const noexcept override {
+    return reinterpret_cast<const char*>(what_.get()) + sizeof(Object);
+  }
   const ErrorObj* get() const noexcept { return static_cast<const ErrorObj*>(obj_.get()); }
   /*! \brief The error object, to pass through an Any or raise in the runtime's slot. */
   const ObjectRef& object() const noexcept { return obj_; }
@@ -93,14 +96,25 @@ class TVM_FFI_HIDDEN Error : public std::exception {
       throw std::bad_alloc();
     }
     obj_ = ObjectRef(details::ObjectUnsafe::PtrFromOwned<Object>(static_cast<TVMFFIObject*>(out)));
-    what_ = std::make_shared<const std::string>(kind + ": " + message);
+    what_ = WhatText(k, m);
+  }
+  /*! \brief "Kind: message", NUL-terminated, in the bytes after a bare object header. */
+  TVM_FFI_COLD static ObjectPtr<Object> WhatText(const TVMFFIByteArray& kind,
+                                                 const TVMFFIByteArray& message) {
+    ObjectPtr<Object> text = make_inplace_array_object<Object, char>(kind.size + message.size + 3);
+    char* out = reinterpret_cast<char*>(text.get()) + sizeof(Object);
+    std::memcpy(out, kind.data, kind.size);
+    std::memcpy(out + kind.size, ": ", 2);
+    std::memcpy(out + kind.size + 2, message.data, message.size);
+    out[kind.size + 2 + message.size] = '\0';
+    return text;
   }
   static TVMFFIByteArray Bytes(const std::string& s) { return {s.data(), s.size()}; }
   static std::string Text(const TVMFFIByteArray& b) { return std::string(b.data, b.size); }
   const TVMFFIErrorCell* Cell() const noexcept { return get(); }
   ObjectRef obj_;
-  // Shared, so that copying an Error cannot throw (an exception's copy must not).
-  std::shared_ptr<const std::string> what_;
+  // Its own counted object, so that copying an Error cannot throw (an exception's copy must not).
+  ObjectPtr<Object> what_;
 };
 
 }  // namespace ffi

@@ -262,8 +262,8 @@ struct TypeTraits<TypedFunction<R(Args...)>> {
   static void MoveToAny(Self v, TVMFFIAny* out) noexcept {
     TypeTraits<Function>::MoveToAny(v.packed(), out);
   }
-  static std::optional<Self> TryFromView(const TVMFFIAny& v) {
-    std::optional<Function> f = TypeTraits<Function>::TryFromView(v);
+  static Maybe<Self> TryFromView(const TVMFFIAny& v) {
+    Maybe<Function> f = TypeTraits<Function>::TryFromView(v);
     if (!f.has_value()) return std::nullopt;
     return Self(std::move(*f));
   }

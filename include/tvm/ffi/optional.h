@@ -222,9 +222,9 @@ struct TypeTraits<Optional<T>> {
       SetPOD(out, kTVMFFINone);
     }
   }
-  static std::optional<Optional<T>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<Optional<T>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index == kTVMFFINone) return Optional<T>();
-    std::optional<T> value = TypeTraits<T>::TryFromView(v);
+    Maybe<T> value = TypeTraits<T>::TryFromView(v);
     if (!value.has_value()) return std::nullopt;
     return Optional<T>(std::move(*value));
   }

@@ -285,7 +285,7 @@ struct CharsTraits {
   static constexpr bool kEnabled = true;
   static void CopyToView(const T& v, TVMFFIAny* out) noexcept { *out = CharsAccess::Of(v).any(); }
   static void MoveToAny(T v, TVMFFIAny* out) noexcept { *out = CharsAccess::Of(v).ReleaseAny(); }
-  static std::optional<T> TryFromView(const TVMFFIAny& v) {
+  static Maybe<T> TryFromView(const TVMFFIAny& v) {
     if (v.type_index == kSmall || v.type_index == kObject) {
       T out;
       // A view of a small value or a borrowed object: copy it and take a reference.
@@ -329,7 +329,7 @@ struct TypeTraits<std::string> {
   static void MoveToAny(const std::string& v, TVMFFIAny* out) {
     TypeTraits<String>::MoveToAny(String(v), out);
   }
-  static std::optional<std::string> TryFromView(const TVMFFIAny& v) {
+  static Maybe<std::string> TryFromView(const TVMFFIAny& v) {
     TVMFFIByteArray b;
     if (!ViewStrBytes(v, &b)) return std::nullopt;
     return std::string(b.data, b.size);
@@ -347,7 +347,7 @@ struct TypeTraits<std::string_view> {
   static void MoveToAny(std::string_view v, TVMFFIAny* out) {
     TypeTraits<String>::MoveToAny(String(v), out);
   }
-  static std::optional<std::string_view> TryFromView(const TVMFFIAny& v) {
+  static Maybe<std::string_view> TryFromView(const TVMFFIAny& v) {
     TVMFFIByteArray b;
     if (!ViewStrBytes(v, &b)) return std::nullopt;
     return std::string_view(b.data, b.size);
@@ -366,7 +366,7 @@ struct TypeTraits<const char*> {
   static void MoveToAny(const char* v, TVMFFIAny* out) {
     TypeTraits<String>::MoveToAny(String(v), out);
   }
-  static std::optional<const char*> TryFromView(const TVMFFIAny& v) {
+  static Maybe<const char*> TryFromView(const TVMFFIAny& v) {
     TVMFFIByteArray b;
     if (!ViewStrBytes(v, &b)) return std::nullopt;
     // The callee would see only the text before the first NUL: refuse, never cut.

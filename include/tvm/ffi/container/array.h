@@ -185,7 +185,7 @@ bool ConvertsToItself(const TVMFFIAny& v) {
   if constexpr (std::is_same_v<T, Any>) {
     return true;
   } else {
-    std::optional<T> value = TypeTraits<T>::TryFromView(v);
+    Maybe<T> value = TypeTraits<T>::TryFromView(v);
     if (!value.has_value()) return false;
     TVMFFIAny back;
     TypeTraits<T>::MoveToAny(std::move(*value), &back);
@@ -215,7 +215,7 @@ struct TypeTraits<Array<T>> {
   static void MoveToAny(Array<T> v, TVMFFIAny* out) noexcept {
     ObjectHeaderToAny(ObjectUnsafe::MoveRefToOwned(&v), out);
   }
-  static std::optional<Array<T>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<Array<T>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIArray) return std::nullopt;
     const auto* src = static_cast<const ArrayObj*>(ObjectUnsafe::FromHeader(v.v_obj));
     bool shareable = true;

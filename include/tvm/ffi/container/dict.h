@@ -14,35 +14,22 @@
 namespace tvm {
 namespace ffi {
 
-/*! \brief The dict object, viewed only: made, changed and freed by detail/map_layout.h. */
-class TVM_FFI_HIDDEN_MEMBERS DictObj : public Object {
+/*! \brief The dict object (reference semantics; container/map.h's MapLayoutObj). */
+class TVM_FFI_HIDDEN_MEMBERS DictObj : public details::MapLayoutObj {
  public:
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Dict", DictObj, Object, kTVMFFIDict);
-  static constexpr bool _type_final = true;
-  DictObj() = delete;
-  TVM_FFI_HIDDEN size_t size() const noexcept {
-    return static_cast<size_t>(details::MapSize(details::ObjectUnsafe::Header(this)));
-  }
 };
 
 template <typename K, typename V>
-class TVM_FFI_HIDDEN_MEMBERS Dict : public details::MapHandle<K, V, kTVMFFIDict> {
-  using Base = details::MapHandle<K, V, kTVMFFIDict>;
+class TVM_FFI_HIDDEN_MEMBERS Dict : public details::MapHandle<K, V, DictObj> {
+  using Base = details::MapHandle<K, V, DictObj>;
 
  public:
-  using ContainerType = DictObj;
-
   TVM_FFI_HIDDEN Dict() = default;
   TVM_FFI_HIDDEN explicit Dict(UnsafeInit tag) noexcept : Base(tag) {}
-  TVM_FFI_HIDDEN Dict(std::initializer_list<std::pair<K, V>> entries) : Base(entries.size()) {
-    for (const auto& e : entries) this->Set(e.first, e.second);
-  }
+  TVM_FFI_HIDDEN Dict(std::initializer_list<std::pair<K, V>> entries) : Base(entries) {}
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Dict);
   TVM_FFI_HIDDEN ~Dict() = default;
-  TVM_FFI_HIDDEN const DictObj* get() const noexcept {
-    return static_cast<const DictObj*>(ObjectRef::get());
-  }
-  TVM_FFI_HIDDEN const DictObj* operator->() const noexcept { return get(); }
   /*! \brief Removes every entry; other handles to this Dict see it empty. */
   TVM_FFI_HIDDEN void clear() noexcept { details::MapClear(this->Head()); }
 };
@@ -57,7 +44,7 @@ template <typename K, typename V>
 struct TypeTraits<Dict<K, V>> : MapTraitsBase<Dict<K, V>, K, V> {
   using Base = MapTraitsBase<Dict<K, V>, K, V>;
   // A reference: never converted into a copy, whose changes the caller would not see.
-  static std::optional<Dict<K, V>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<Dict<K, V>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIDict || !Base::Shareable(v.v_obj)) return std::nullopt;
     return ObjectUnsafe::RefFromBorrowed<Dict<K, V>>(v.v_obj);
   }

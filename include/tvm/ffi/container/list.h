@@ -143,7 +143,7 @@ struct TypeTraits<List<T>> {
     ObjectHeaderToAny(ObjectUnsafe::MoveRefToOwned(&v), out);
   }
   // A reference: never converted into a copy, whose changes the caller would not see.
-  static std::optional<List<T>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<List<T>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIList) return std::nullopt;
     const auto* src = static_cast<const ListObj*>(ObjectUnsafe::FromHeader(v.v_obj));
     for (const Any* e = src->begin(); e != src->end(); ++e) {

@@ -25,15 +25,25 @@
 namespace tvm {
 namespace ffi {
 
-/*! \brief The map object, viewed only: made, changed and freed by detail/map_layout.h. */
-class TVM_FFI_HIDDEN_MEMBERS MapObj : public Object {
+namespace details {
+/*!
+ * \brief The object of a Map or a Dict, viewed only: made, changed and freed by
+ *  detail/map_layout.h (the two differ in their type index alone).
+ */
+class TVM_FFI_HIDDEN_MEMBERS MapLayoutObj : public Object {
+ public:
+  static constexpr bool _type_final = true;
+  MapLayoutObj() = delete;
+  TVM_FFI_HIDDEN size_t size() const noexcept {
+    return static_cast<size_t>(MapSize(ObjectUnsafe::Header(this)));
+  }
+};
+}  // namespace details
+
+/*! \brief The map object (copy-on-write). */
+class TVM_FFI_HIDDEN_MEMBERS MapObj : public details::MapLayoutObj {
  public:
   TVM_FFI_DETAIL_DECLARE_STATIC_OBJECT_INFO("ffi.Map", MapObj, Object, kTVMFFIMap);
-  static constexpr bool _type_final = true;
-  MapObj() = delete;
-  TVM_FFI_HIDDEN size_t size() const noexcept {
-    return static_cast<size_t>(details::MapSize(details::ObjectUnsafe::Header(this)));
-  }
 };
 
 namespace details {
@@ -54,9 +64,12 @@ TVM_FFI_HIDDEN inline ObjectPtr<Object> MapNewObject(int32_t type_index, size_t 
  *  layout decides copy-on-write by the object's type index (a Map copies when shared, a
  *  Dict never does), so one body serves both.
  */
-template <typename K, typename V, int32_t kIndex>
+template <typename K, typename V, typename Obj>
 class TVM_FFI_HIDDEN_MEMBERS MapHandle : public ObjectRef {
+  static constexpr int32_t kIndex = Obj::_type_index;
+
  public:
+  using ContainerType = Obj;
   using key_type = K;
   using mapped_type = V;
   static constexpr bool _type_is_nullable = false;
@@ -105,6 +118,10 @@ class TVM_FFI_HIDDEN_MEMBERS MapHandle : public ObjectRef {
     return Optional<V>(AnyUnsafe::ViewFrom(*value).template cast<V>());
   }
   TVM_FFI_HIDDEN iterator begin() const noexcept { return iterator(Head(), MapIterBegin(Head())); }
+  TVM_FFI_HIDDEN const Obj* get() const noexcept {
+    return static_cast<const Obj*>(ObjectRef::get());
+  }
+  TVM_FFI_HIDDEN const Obj* operator->() const noexcept { return get(); }
   TVM_FFI_HIDDEN iterator end() const noexcept { return iterator(Head(), MapIterEnd(Head())); }
 
   /*! \brief Sets key -> value (a shared Map is copied first). */
@@ -127,6 +144,10 @@ class TVM_FFI_HIDDEN_MEMBERS MapHandle : public ObjectRef {
   TVM_FFI_HIDDEN MapHandle() : ObjectRef(MapNewObject(kIndex, 0)) {}
   TVM_FFI_HIDDEN explicit MapHandle(size_t n) : ObjectRef(MapNewObject(kIndex, n)) {}
   TVM_FFI_HIDDEN explicit MapHandle(UnsafeInit tag) noexcept : ObjectRef(tag) {}
+  TVM_FFI_HIDDEN MapHandle(std::initializer_list<std::pair<K, V>> entries)
+      : MapHandle(entries.size()) {
+    for (const auto& e : entries) Set(e.first, e.second);
+  }
   TVM_FFI_HIDDEN TVMFFIObject* Head() const noexcept { return ObjectUnsafe::HeaderOf(*this); }
 
   template <typename Op>
@@ -208,17 +229,13 @@ struct MapTraitsBase {
 }  // namespace details
 
 template <typename K, typename V>
-class TVM_FFI_HIDDEN_MEMBERS Map : public details::MapHandle<K, V, kTVMFFIMap> {
-  using Base = details::MapHandle<K, V, kTVMFFIMap>;
+class TVM_FFI_HIDDEN_MEMBERS Map : public details::MapHandle<K, V, MapObj> {
+  using Base = details::MapHandle<K, V, MapObj>;
 
  public:
-  using ContainerType = MapObj;
-
   TVM_FFI_HIDDEN Map() = default;
   TVM_FFI_HIDDEN explicit Map(UnsafeInit tag) noexcept : Base(tag) {}
-  TVM_FFI_HIDDEN Map(std::initializer_list<std::pair<K, V>> entries) : Base(entries.size()) {
-    for (const auto& e : entries) this->Set(e.first, e.second);
-  }
+  TVM_FFI_HIDDEN Map(std::initializer_list<std::pair<K, V>> entries) : Base(entries) {}
   template <typename Hash, typename Equal>
   TVM_FFI_HIDDEN Map(const std::unordered_map<K, V, Hash, Equal>& entries)  // NOLINT: implicit
       : Base(entries.size()) {
@@ -226,10 +243,6 @@ class TVM_FFI_HIDDEN_MEMBERS Map : public details::MapHandle<K, V, kTVMFFIMap> {
   }
   TVM_FFI_DETAIL_COPY_MOVE_HIDDEN(Map);
   TVM_FFI_HIDDEN ~Map() = default;
-  TVM_FFI_HIDDEN const MapObj* get() const noexcept {
-    return static_cast<const MapObj*>(ObjectRef::get());
-  }
-  TVM_FFI_HIDDEN const MapObj* operator->() const noexcept { return get(); }
   TVM_FFI_HIDDEN void clear() { this->data_ = details::MapNewObject(kTVMFFIMap, 0); }
 };
 
@@ -263,7 +276,7 @@ T ConvertEntry(const TVMFFIAny& v, const TVMFFIAny& key, bool is_key) {
 template <typename K, typename V>
 struct TypeTraits<Map<K, V>> : MapTraitsBase<Map<K, V>, K, V> {
   using Base = MapTraitsBase<Map<K, V>, K, V>;
-  static std::optional<Map<K, V>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<Map<K, V>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIMap) return std::nullopt;
     bool shareable = false;
     try {

@@ -97,15 +97,21 @@ class TVM_FFI_HIDDEN_MEMBERS Shape : public ObjectRef {
   TVM_FFI_HIDDEN const ShapeObj* operator->() const noexcept { return get(); }
 
  private:
-  TVM_FFI_HIDDEN static ObjectPtr<Object> Make(ShapeView view) {
-    ObjectPtr<ShapeObj> obj = make_inplace_array_object<ShapeObj, int64_t>(view.size());
-    int64_t* extents =
-        reinterpret_cast<int64_t*>(reinterpret_cast<char*>(obj.get()) + sizeof(ShapeObj));
-    if (!view.empty()) std::memcpy(extents, view.data(), view.size() * sizeof(int64_t));
-    obj->data = extents;
-    obj->size = view.size();
+  /*! \brief A new shape object of `n` extents, which the caller writes at *extents. */
+  TVM_FFI_HIDDEN static ObjectPtr<ShapeObj> Alloc(size_t n, int64_t** extents) {
+    ObjectPtr<ShapeObj> obj = make_inplace_array_object<ShapeObj, int64_t>(n);
+    *extents = reinterpret_cast<int64_t*>(reinterpret_cast<char*>(obj.get()) + sizeof(ShapeObj));
+    obj->data = *extents;
+    obj->size = n;
     return obj;
   }
+  TVM_FFI_HIDDEN static ObjectPtr<Object> Make(ShapeView view) {
+    int64_t* extents = nullptr;
+    ObjectPtr<ShapeObj> obj = Alloc(view.size(), &extents);
+    if (!view.empty()) std::memcpy(extents, view.data(), view.size() * sizeof(int64_t));
+    return obj;
+  }
+  friend struct details::TypeTraits<Shape>;
 };
 
 // compat: apache-tvm-ffi: prints "[2, 3]".
@@ -129,16 +135,18 @@ struct HasOwnTraits<Shape> : std::true_type {};
 /*! \brief A Shape, or an Array of ints (a Python tuple or list) made into one. */
 template <>
 struct TypeTraits<Shape> : ObjectRefTraits<Shape> {
-  static std::optional<Shape> TryFromView(const TVMFFIAny& v) {
+  static Maybe<Shape> TryFromView(const TVMFFIAny& v) {
     if (v.type_index == kTVMFFIShape) return ObjectUnsafe::RefFromBorrowed<Shape>(v.v_obj);
     if (v.type_index != kTVMFFIArray) return std::nullopt;
     const auto* src = static_cast<const ArrayObj*>(ObjectUnsafe::FromHeader(v.v_obj));
-    std::vector<int64_t> extents;
-    extents.reserve(src->size_());
+    // Straight into the new object: no std::vector<int64_t> for every translation unit to
+    // instantiate (this body is compiled wherever shape.h is included).
+    int64_t* extents = nullptr;
+    ObjectPtr<ShapeObj> obj = Shape::Alloc(src->size_(), &extents);
     for (size_t i = 0; i < src->size_(); ++i) {
-      extents.push_back(ConvertElement<int64_t>(AnyUnsafe::View((*src)[i]), i));
+      extents[i] = ConvertElement<int64_t>(AnyUnsafe::View((*src)[i]), i);
     }
-    return Shape(extents);
+    return ObjectUnsafe::RefFromOwned<Shape>(ObjectUnsafe::MoveToOwned(&obj));
   }
   static void TypeName(std::string* out) { *out += "Shape"; }
 };

@@ -329,7 +329,7 @@ struct TypeTraits<TensorView> {
     TVM_FFI_THROW(TypeError) << "a TensorView borrows its memory and cannot be returned; "
                                 "return a tvm::ffi::Tensor";
   }
-  static std::optional<TensorView> TryFromView(const TVMFFIAny& v) noexcept {
+  static Maybe<TensorView> TryFromView(const TVMFFIAny& v) noexcept {
     if (TVM_FFI_LIKELY(v.type_index == kTVMFFIDLTensorPtr)) {
       return TensorView(static_cast<const DLTensor*>(v.v_ptr));
     }
@@ -352,7 +352,7 @@ struct DLTensorPtrTraits {
     out->v_ptr = const_cast<DLTensor*>(v);
   }
   static void MoveToAny(Ptr v, TVMFFIAny* out) noexcept { CopyToView(v, out); }
-  static std::optional<Ptr> TryFromView(const TVMFFIAny& v) noexcept {
+  static Maybe<Ptr> TryFromView(const TVMFFIAny& v) noexcept {
     if (TVM_FFI_LIKELY(v.type_index == kTVMFFIDLTensorPtr)) return static_cast<DLTensor*>(v.v_ptr);
     if (v.type_index == kTVMFFITensor) {
       return static_cast<DLTensor*>(static_cast<TensorObj*>(ObjectUnsafe::FromHeader(v.v_obj)));

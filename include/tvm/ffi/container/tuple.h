@@ -97,7 +97,7 @@ struct TypeTraits<Tuple<Ts...>> {
   static void MoveToAny(Self v, TVMFFIAny* out) noexcept {
     ObjectHeaderToAny(ObjectUnsafe::MoveRefToOwned(&v), out);
   }
-  static std::optional<Self> TryFromView(const TVMFFIAny& v) {
+  static Maybe<Self> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIArray) return std::nullopt;
     const auto* src = static_cast<const ArrayObj*>(ObjectUnsafe::FromHeader(v.v_obj));
     if (src->size_() != sizeof...(Ts)) {

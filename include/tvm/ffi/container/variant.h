@@ -49,22 +49,14 @@ namespace tvm {
 namespace ffi {
 namespace details {
 
+/*!
+ * \brief What Variant<Ts...> and std::variant<Ts...> (extra/stl.h) share: the name and schema
+ *  of the alternatives, and reading a value as the first of them, in the order listed, that
+ *  accepts it.
+ */
 template <typename... Ts>
-struct TypeTraits<Variant<Ts...>> {
-  using Self = Variant<Ts...>;
+struct AlternativesTraits {
   static constexpr bool kEnabled = (TypeTraits<Ts>::kEnabled && ...);
-  static void CopyToView(const Self& v, TVMFFIAny* out) noexcept {
-    *out = AnyUnsafe::View(v.value_);
-  }
-  static void MoveToAny(Self v, TVMFFIAny* out) noexcept {
-    *out = AnyUnsafe::MoveToTVMFFIAny(std::move(v.value_));
-  }
-  static std::optional<Self> TryFromView(const TVMFFIAny& v) {
-    std::optional<Self> out;
-    // The first alternative that accepts the value; each stored in its own representation.
-    (void)((out = TryOne<Ts>(v), out.has_value()) || ...);
-    return out;
-  }
   static void TypeName(std::string* out) {
     bool first = true;
     ((*out += first ? "" : " | ", first = false, TypeTraits<Ts>::TypeName(out)), ...);
@@ -75,13 +67,37 @@ struct TypeTraits<Variant<Ts...>> {
     ((*out += first ? "" : ",", first = false, TypeTraits<Ts>::Schema(out)), ...);
     *out += "]}";
   }
+  /*! \brief The first alternative T that accepts v, as make(T&&); nothing when none does. */
+  template <typename Result, typename Make>
+  static Maybe<Result> TryFirst(const TVMFFIAny& v, Make make) {
+    Maybe<Result> out = std::nullopt;
+    (void)(TryOne<Ts>(v, make, &out) || ...);
+    return out;
+  }
 
  private:
-  template <typename T>
-  static std::optional<Self> TryOne(const TVMFFIAny& v) {
-    std::optional<T> value = TypeTraits<T>::TryFromView(v);
-    if (!value.has_value()) return std::nullopt;
-    return Self(Any(std::move(*value)), 0);
+  template <typename T, typename Result, typename Make>
+  static bool TryOne(const TVMFFIAny& v, Make& make, Maybe<Result>* out) {
+    Maybe<T> value = TypeTraits<T>::TryFromView(v);
+    if (!value.has_value()) return false;
+    out->emplace(make(std::move(*value)));
+    return true;
+  }
+};
+
+template <typename... Ts>
+struct TypeTraits<Variant<Ts...>> : AlternativesTraits<Ts...> {
+  using Self = Variant<Ts...>;
+  static void CopyToView(const Self& v, TVMFFIAny* out) noexcept {
+    *out = AnyUnsafe::View(v.value_);
+  }
+  static void MoveToAny(Self v, TVMFFIAny* out) noexcept {
+    *out = AnyUnsafe::MoveToTVMFFIAny(std::move(v.value_));
+  }
+  static Maybe<Self> TryFromView(const TVMFFIAny& v) {
+    // Each alternative stored in its own representation.
+    return AlternativesTraits<Ts...>::template TryFirst<Self>(
+        v, [](auto&& value) { return Self(Any(std::move(value)), 0); });
   }
 };
 

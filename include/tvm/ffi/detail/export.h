@@ -112,7 +112,7 @@ struct Signature {
   }
 
   /*! \brief The JSON schema apache-tvm-ffi's metadata export states for this signature. */
-  static std::string Schema() {
+  TVM_FFI_COLD static std::string Schema() {
     std::string out = R"({"type":"ffi.Function","named_args":{"return":[)";
     if constexpr (std::is_void_v<R>) {
       out += R"({"type":"None"})";
@@ -130,7 +130,7 @@ struct Signature {
   template <typename T>
   static ValueType<T> ConvertArg(const TVMFFIAny& arg, int32_t index, int32_t* stage) {
     *stage = index;
-    std::optional<ValueType<T>> value = TypeTraits<ValueType<T>>::TryFromView(arg);
+    Maybe<ValueType<T>> value = TypeTraits<ValueType<T>>::TryFromView(arg);
     if (TVM_FFI_UNLIKELY(!value.has_value())) ThrowTypeMismatch<ValueType<T>>(arg);
     return std::move(*value);
   }
@@ -180,16 +180,20 @@ inline int SetRuntimeString(const std::string& text, TVMFFIAny* result) noexcept
 }
 
 /*! \brief The metadata export: {"type_schema": "<the signature's schema as a JSON string>"}. */
+TVM_FFI_COLD inline int SetMetadataResult(const std::string& schema, TVMFFIAny* result) {
+  std::string out = R"({"type_schema":")";
+  for (char c : schema) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += "\"}";
+  return SetRuntimeString(out, result);
+}
+
 template <typename F>
-int ExportMetadata(TVMFFIAny* result) noexcept {
+TVM_FFI_COLD int ExportMetadata(TVMFFIAny* result) noexcept {
   try {
-    std::string out = R"({"type_schema":")";
-    for (char c : SignatureOf<F>::Schema()) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += "\"}";
-    return SetRuntimeString(out, result);
+    return SetMetadataResult(SignatureOf<F>::Schema(), result);
   } catch (...) {
     return RaiseCurrentException("metadata", kStageCall);
   }

@@ -6,8 +6,8 @@
  * An enabled TypeTraits<T> (T decayed) has:
  *   CopyToView(const T&, TVMFFIAny*)   a borrowed view of the value (arguments of a call);
  *   MoveToAny(T, TVMFFIAny*)           an owned value (results, Any);
- *   TryFromView(const TVMFFIAny&)      std::optional<T> holding its own copy, or nullopt when
- *                                      the value is of another type; a value of the right
+ *   TryFromView(const TVMFFIAny&)      Maybe<T> holding its own copy, or nothing (nullopt)
+ *                                      when the value is of another type; a value of the right
  *                                      type that does not fit throws ConversionError;
  *   TypeName(std::string*)             the Python-facing name used in messages ("int");
  *   Schema(std::string*)               the JSON type schema of the metadata export.
@@ -20,14 +20,63 @@
 #include <tvm/ffi/object.h>
 
 #include <limits>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 TVM_FFI_DETAIL_HIDDEN_BEGIN
 namespace tvm {
 namespace ffi {
 namespace details {
+
+/*!
+ * \brief What TryFromView returns: a T, or nothing (std::nullopt), read as a std::optional is.
+ *  Not std::optional itself: g++ 12 spends on one std::optional<T> as long as on some 300 lines
+ *  of these headers, and every TypeTraits specialization that is not a template instantiates
+ *  its return type in every translation unit, used or not (fourteen of them on load_inline's
+ *  prelude; tests/cpp/test_header_cost.py).
+ */
+template <typename T>
+class Maybe {
+ public:
+  Maybe(std::nullopt_t) noexcept {}                                         // NOLINT: implicit
+  Maybe(T value) : has_value_(true) { new (&value_) T(std::move(value)); }  // NOLINT: implicit
+  Maybe(Maybe&& other) : has_value_(other.has_value_) {
+    if (has_value_) new (&value_) T(std::move(other.value_));
+  }
+  Maybe(const Maybe&) = delete;
+  Maybe& operator=(const Maybe&) = delete;
+  ~Maybe() { Reset(); }
+
+  bool has_value() const noexcept { return has_value_; }
+  T& operator*() noexcept { return value_; }
+  const T& operator*() const noexcept { return value_; }
+  T* operator->() noexcept { return &value_; }
+  const T* operator->() const noexcept { return &value_; }
+  template <typename... Args>
+  void emplace(Args&&... args) {
+    Reset();
+    new (&value_) T(std::forward<Args>(args)...);
+    has_value_ = true;
+  }
+  /*! \brief The std::optional the public API returns (AnyView::as<T>). */
+  std::optional<T> ToStd() && {
+    if (!has_value_) return std::nullopt;
+    return std::optional<T>(std::move(value_));
+  }
+
+ private:
+  void Reset() noexcept {
+    if (has_value_) value_.~T();
+    has_value_ = false;
+  }
+  union {
+    T value_;
+  };
+  bool has_value_ = false;
+};
 
 /*!
  * \brief A value did not convert. The export wrapper adds the function and the position:
@@ -41,9 +90,9 @@ struct ConversionError {
   std::string value_error;  // non-empty for a ValueError: the text after the subject
 };
 
-/*! \brief The Python-facing name of what a value holds, for "must be X, not Y". */
-TVM_FFI_COLD inline std::string AnyTypeName(const TVMFFIAny& v) {
-  switch (v.type_index) {
+/*! \brief The Python-facing name of a built-in type index, or nullptr for any other. */
+inline const char* StaticTypeName(int32_t type_index) noexcept {
+  switch (type_index) {
     case kTVMFFINone:
       return "None";
     case kTVMFFIInt:
@@ -78,8 +127,13 @@ TVM_FFI_COLD inline std::string AnyTypeName(const TVMFFIAny& v) {
     case kTVMFFIMap:
       return "Map";
     default:
-      break;
+      return nullptr;
   }
+}
+
+/*! \brief The Python-facing name of what a value holds, for "must be X, not Y". */
+TVM_FFI_COLD inline std::string AnyTypeName(const TVMFFIAny& v) {
+  if (const char* name = StaticTypeName(v.type_index)) return name;
   if (v.type_index >= kTVMFFIStaticObjectBegin) {
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(v.type_index);
     return std::string(info->type_key.data, info->type_key.size);
@@ -107,7 +161,7 @@ template <typename T>
 /*! \brief Converts or throws ConversionError: for elements of containers and for Any::cast. */
 template <typename T>
 T ConvertFromView(const TVMFFIAny& v) {
-  std::optional<T> out = TypeTraits<T>::TryFromView(v);
+  Maybe<T> out = TypeTraits<T>::TryFromView(v);
   if (TVM_FFI_UNLIKELY(!out.has_value())) ThrowTypeMismatch<T>(v);
   return std::move(*out);
 }
@@ -153,7 +207,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
     SetPOD(out, kTVMFFIInt);
     out->v_int64 = static_cast<int64_t>(v);
   }
-  static std::optional<T> TryFromView(const TVMFFIAny& v) {
+  static Maybe<T> TryFromView(const TVMFFIAny& v) {
     // bool is accepted because Python's bool is an int.
     if (TVM_FFI_UNLIKELY(v.type_index != kTVMFFIInt && v.type_index != kTVMFFIBool)) {
       return std::nullopt;
@@ -192,7 +246,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> : PODTraits<
     SetPOD(out, kTVMFFIFloat);
     out->v_float64 = static_cast<double>(v);
   }
-  static std::optional<T> TryFromView(const TVMFFIAny& v) noexcept {
+  static Maybe<T> TryFromView(const TVMFFIAny& v) noexcept {
     if (TVM_FFI_LIKELY(v.type_index == kTVMFFIFloat)) return static_cast<T>(v.v_float64);
     if (v.type_index == kTVMFFIInt || v.type_index == kTVMFFIBool) {
       return static_cast<T>(v.v_int64);
@@ -209,7 +263,7 @@ struct TypeTraits<bool> : PODTraits<bool> {
     SetPOD(out, kTVMFFIBool);
     out->v_int64 = v ? 1 : 0;
   }
-  static std::optional<bool> TryFromView(const TVMFFIAny& v) noexcept {
+  static Maybe<bool> TryFromView(const TVMFFIAny& v) noexcept {
     if (TVM_FFI_LIKELY(v.type_index == kTVMFFIBool)) return v.v_int64 != 0;
     return std::nullopt;
   }
@@ -224,7 +278,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_enum_v<T>>> : PODTraits<T> {
   static void CopyToView(T v, TVMFFIAny* out) noexcept {
     Int::CopyToView(static_cast<std::underlying_type_t<T>>(v), out);
   }
-  static std::optional<T> TryFromView(const TVMFFIAny& v) {
+  static Maybe<T> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIInt) return std::nullopt;
     return static_cast<T>(*Int::TryFromView(v));
   }
@@ -239,7 +293,7 @@ struct TypeTraits<void*> : PODTraits<void*> {
     SetPOD(out, v == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr);
     out->v_ptr = v;
   }
-  static std::optional<void*> TryFromView(const TVMFFIAny& v) {
+  static Maybe<void*> TryFromView(const TVMFFIAny& v) {
     if (TVM_FFI_LIKELY(v.type_index == kTVMFFIOpaquePtr)) return v.v_ptr;
     if (v.type_index == kTVMFFINone) return nullptr;
     if (v.type_index == kTVMFFIInt) {
@@ -261,7 +315,7 @@ struct TypeTraits<DLDataType> : PODTraits<DLDataType> {
     SetPOD(out, kTVMFFIDataType);
     out->v_dtype = v;
   }
-  static std::optional<DLDataType> TryFromView(const TVMFFIAny& v) {
+  static Maybe<DLDataType> TryFromView(const TVMFFIAny& v) {
     if (TVM_FFI_LIKELY(v.type_index == kTVMFFIDataType)) return v.v_dtype;
     TVMFFIByteArray text;
     if (!ViewStrBytes(v, &text)) return std::nullopt;
@@ -286,7 +340,7 @@ struct TypeTraits<DLDevice> : PODTraits<DLDevice> {
     SetPOD(out, kTVMFFIDevice);
     out->v_device = v;
   }
-  static std::optional<DLDevice> TryFromView(const TVMFFIAny& v) noexcept {
+  static Maybe<DLDevice> TryFromView(const TVMFFIAny& v) noexcept {
     if (TVM_FFI_LIKELY(v.type_index == kTVMFFIDevice)) return v.v_device;
     return std::nullopt;
   }
@@ -302,7 +356,7 @@ struct HasOwnTraits : std::false_type {};
 
 /*! \brief Reads an object handle of type Ref from a view: borrowed + counted, or moved. */
 template <typename Ref>
-std::optional<Ref> ObjectRefFromView(const TVMFFIAny& v) {
+Maybe<Ref> ObjectRefFromView(const TVMFFIAny& v) {
   using Obj = typename Ref::ContainerType;
   // Registers Obj's type now if needed; a refusal (its key taken by another layout) throws with
   // the runtime's message instead of reading as "not an Obj".
@@ -344,7 +398,7 @@ struct ObjectRefTraits {
   static void MoveToAny(Ref v, TVMFFIAny* out) noexcept {
     ObjectHeaderToAny(ObjectUnsafe::MoveRefToOwned(&v), out);
   }
-  static std::optional<Ref> TryFromView(const TVMFFIAny& v) { return ObjectRefFromView<Ref>(v); }
+  static Maybe<Ref> TryFromView(const TVMFFIAny& v) { return ObjectRefFromView<Ref>(v); }
   static void TypeName(std::string* out) { *out += Ref::ContainerType::_type_key; }
   static void Schema(std::string* out) {
     *out += R"({"type":")";

@@ -13,6 +13,7 @@
 #include <tvm/ffi/container/list.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/tuple.h>
+#include <tvm/ffi/container/variant.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/object.h>
@@ -42,7 +43,7 @@ struct SequenceTraits {
   static void TypeName(std::string* out) { TypeTraits<Array<T>>::TypeName(out); }
   static void Schema(std::string* out) { TypeTraits<Array<T>>::Schema(out); }
   /*! \brief The elements of an Array value, each converted (errors name the element). */
-  static std::optional<std::vector<T>> Elements(const TVMFFIAny& v) {
+  static Maybe<std::vector<T>> Elements(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIArray) return std::nullopt;
     const auto* src = static_cast<const ArrayObj*>(ObjectUnsafe::FromHeader(v.v_obj));
     std::vector<T> out;
@@ -56,15 +57,15 @@ struct SequenceTraits {
 
 template <typename T>
 struct TypeTraits<std::vector<T>> : SequenceTraits<std::vector<T>, T> {
-  static std::optional<std::vector<T>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<std::vector<T>> TryFromView(const TVMFFIAny& v) {
     return SequenceTraits<std::vector<T>, T>::Elements(v);
   }
 };
 
 template <typename T, size_t N>
 struct TypeTraits<std::array<T, N>> : SequenceTraits<std::array<T, N>, T> {
-  static std::optional<std::array<T, N>> TryFromView(const TVMFFIAny& v) {
-    std::optional<std::vector<T>> items = SequenceTraits<std::array<T, N>, T>::Elements(v);
+  static Maybe<std::array<T, N>> TryFromView(const TVMFFIAny& v) {
+    Maybe<std::vector<T>> items = SequenceTraits<std::array<T, N>, T>::Elements(v);
     if (!items.has_value()) return std::nullopt;
     if (items->size() != N) {
       throw ConversionError{"", "", "",
@@ -83,11 +84,11 @@ struct TypeTraits<std::optional<T>> {
   static void MoveToAny(std::optional<T> v, TVMFFIAny* out) {
     TypeTraits<Optional<T>>::MoveToAny(Optional<T>(std::move(v)), out);
   }
-  static std::optional<std::optional<T>> TryFromView(const TVMFFIAny& v) {
+  static Maybe<std::optional<T>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index == kTVMFFINone) return std::optional<T>();
-    std::optional<T> value = TypeTraits<T>::TryFromView(v);
+    Maybe<T> value = TypeTraits<T>::TryFromView(v);
     if (!value.has_value()) return std::nullopt;
-    return value;
+    return std::optional<T>(std::move(*value));
   }
   static void TypeName(std::string* out) { TypeTraits<Optional<T>>::TypeName(out); }
   static void Schema(std::string* out) { TypeTraits<Optional<T>>::Schema(out); }
@@ -101,8 +102,8 @@ struct TypeTraits<std::tuple<Ts...>> {
     TypeTraits<Tup>::MoveToAny(std::apply([](auto&&... e) { return Tup(std::move(e)...); }, v),
                                out);
   }
-  static std::optional<std::tuple<Ts...>> TryFromView(const TVMFFIAny& v) {
-    std::optional<Tup> t = TypeTraits<Tup>::TryFromView(v);
+  static Maybe<std::tuple<Ts...>> TryFromView(const TVMFFIAny& v) {
+    Maybe<Tup> t = TypeTraits<Tup>::TryFromView(v);
     if (!t.has_value()) return std::nullopt;
     return Unpack(*t, std::index_sequence_for<Ts...>{});
   }
@@ -126,8 +127,8 @@ struct StdMapTraits {
     for (const auto& kv : v) map.Set(kv.first, kv.second);
     TypeTraits<Map<K, V>>::MoveToAny(std::move(map), out);
   }
-  static std::optional<M> TryFromView(const TVMFFIAny& v) {
-    std::optional<Map<K, V>> map = TypeTraits<Map<K, V>>::TryFromView(v);
+  static Maybe<M> TryFromView(const TVMFFIAny& v) {
+    Maybe<Map<K, V>> map = TypeTraits<Map<K, V>>::TryFromView(v);
     if (!map.has_value()) return std::nullopt;
     M out;
     for (const auto& kv : *map) out.emplace(kv.first, kv.second);
@@ -143,37 +144,18 @@ template <typename K, typename V, typename H, typename E, typename A>
 struct TypeTraits<std::unordered_map<K, V, H, E, A>>
     : StdMapTraits<std::unordered_map<K, V, H, E, A>, K, V> {};
 
-/*! \brief std::variant travels as the alternative it holds; read as the first that fits. */
+/*! \brief std::variant travels as the alternative it holds; read as Variant reads. */
 template <typename... Ts>
-struct TypeTraits<std::variant<Ts...>> {
-  static constexpr bool kEnabled = (TypeTraits<Ts>::kEnabled && ...);
+struct TypeTraits<std::variant<Ts...>> : AlternativesTraits<Ts...> {
   static void MoveToAny(std::variant<Ts...> v, TVMFFIAny* out) {
     std::visit([out](auto&& e) { TypeTraits<ValueType<decltype(e)>>::MoveToAny(std::move(e), out); },
                std::move(v));
   }
-  static std::optional<std::variant<Ts...>> TryFromView(const TVMFFIAny& v) {
-    std::optional<std::variant<Ts...>> out;
-    // In declaration order, as Variant reads: the first alternative that converts wins.
-    (void)((out = Try<Ts>(v), out.has_value()) || ...);
-    return out;
-  }
-  static void TypeName(std::string* out) {
-    bool first = true;
-    ((*out += first ? "" : " | ", first = false, TypeTraits<Ts>::TypeName(out)), ...);
-  }
-  static void Schema(std::string* out) {
-    *out += R"({"type":"Variant","args":[)";
-    bool first = true;
-    ((*out += first ? "" : ",", first = false, TypeTraits<Ts>::Schema(out)), ...);
-    *out += "]}";
-  }
-
- private:
-  template <typename T>
-  static std::optional<std::variant<Ts...>> Try(const TVMFFIAny& v) {
-    std::optional<T> value = TypeTraits<T>::TryFromView(v);
-    if (!value.has_value()) return std::nullopt;
-    return std::variant<Ts...>(std::in_place_type<T>, std::move(*value));
+  static Maybe<std::variant<Ts...>> TryFromView(const TVMFFIAny& v) {
+    return AlternativesTraits<Ts...>::template TryFirst<std::variant<Ts...>>(v, [](auto&& value) {
+      using T = std::decay_t<decltype(value)>;
+      return std::variant<Ts...>(std::in_place_type<T>, std::move(value));
+    });
   }
 };
 
@@ -184,8 +166,8 @@ struct TypeTraits<std::function<R(Args...)>> {
   static void MoveToAny(std::function<R(Args...)> v, TVMFFIAny* out) {
     TypeTraits<Typed>::MoveToAny(Typed(std::move(v), "std::function"), out);
   }
-  static std::optional<std::function<R(Args...)>> TryFromView(const TVMFFIAny& v) {
-    std::optional<Typed> f = TypeTraits<Typed>::TryFromView(v);
+  static Maybe<std::function<R(Args...)>> TryFromView(const TVMFFIAny& v) {
+    Maybe<Typed> f = TypeTraits<Typed>::TryFromView(v);
     if (!f.has_value()) return std::nullopt;
     return std::function<R(Args...)>(std::move(*f));
   }
