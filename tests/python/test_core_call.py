@@ -312,11 +312,11 @@ def test_a_callback_gets_a_pointer_as_a_ctypes_void_p(mod):
 
 @pytest.mark.parametrize("arg", [None, ctypes.c_void_p(None), ctypes.c_void_p(0)])
 def test_null_pointer(mod, raw, arg):
-    # The headers send a NULL void* as None; an opaque NULL (apache-tvm-ffi's headers send
-    # that) comes back as c_void_p(None), as apache's Python returns it.
-    assert mod.echo_pointer(arg) is None
+    # A NULL void* travels as an opaque pointer (as apache-tvm-ffi's headers send it) and comes
+    # back as c_void_p(None), as apache's Python returns it; None passes as NULL.
+    assert _pointer(mod.echo_pointer(arg)) is None
     assert _pointer(raw.null_pointer()) is None
-    assert mod.echo_pointer(raw.null_pointer()) is None
+    assert _pointer(mod.echo_pointer(raw.null_pointer())) is None
 
 
 @pytest.mark.parametrize("address", [2**63, 2**64 - 1, 0x7FFF_FFFF_FFFF_FFFF])

@@ -290,7 +290,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_enum_v<T>>> : PODTraits<T> {
 template <>
 struct TypeTraits<void*> : PODTraits<void*> {
   static void CopyToView(void* v, TVMFFIAny* out) noexcept {
-    SetPOD(out, v == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr);
+    SetPOD(out, kTVMFFIOpaquePtr);  // NULL too, as apache's headers send it
     out->v_ptr = v;
   }
   static Maybe<void*> TryFromView(const TVMFFIAny& v) {
