@@ -71,4 +71,4 @@ def test_device_type_name_and_dlpack_code():
     assert cuda.type == "cuda" and cuda.dlpack_device_type() == tvm_ffi.DLDeviceType.kDLCUDA
     cpu = tvm_ffi.device("cpu", 0)
     assert cpu.type == "cpu" and cpu.dlpack_device_type() == tvm_ffi.DLDeviceType.kDLCPU
-    assert tvm_ffi.device((9, 1)).type == "9"  # unnamed: its number
+    assert tvm_ffi.device((5, 1)).type == "5"  # unnamed: its number
