@@ -193,7 +193,13 @@ PyObject* ToPythonAt(TVMFFIAny* v, ArgFrame* frame, int depth) {
         RaiseCallError(-1, "TVMFFIDataTypeToString", nullptr);
         return nullptr;
       }
-      return ToPythonAt(&text, frame, depth);
+      PyObject* name = ToPythonAt(&text, frame, depth);
+      PyObject* cls = reinterpret_cast<PyObject*>(DTypeClass());
+      if (name == nullptr || cls == nullptr) return name;
+      // A tvm_ffi.dtype (a str with type_code, bits and lanes), as the guide promises.
+      PyObject* out = PyObject_CallOneArg(cls, name);
+      Py_DECREF(name);
+      return out;
     }
     case kTVMFFIDevice:
       return Py_BuildValue("(ii)", static_cast<int>(v->v_device.device_type),
