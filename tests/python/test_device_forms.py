@@ -64,3 +64,30 @@ def test_pickle_round_trip():
     dev = tvm_ffi.device("cuda", 3)
     assert pickle.loads(pickle.dumps(dev)) == dev
     assert type(pickle.loads(pickle.dumps(dev))) is tvm_ffi.Device
+
+
+DEVICE_SOURCE = r"""
+#include <tvm/ffi/any.h>
+#include <tvm/ffi/extra/stl.h>
+#include <tvm/ffi/function.h>
+
+#include <vector>
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(cuda1, []() { return DLDevice{kDLCUDA, 1}; });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(two, []() {
+  return std::vector<DLDevice>{{kDLCPU, 0}, {kDLExtDev, 2}};
+});
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(same, [](DLDevice d) { return d; });
+"""
+
+
+def test_a_device_result_is_a_tvm_ffi_device():
+    from tvm_ffi import cpp
+
+    mod = cpp.load_inline("device_results", cpp_sources=DEVICE_SOURCE)
+    dev = mod.cuda1()
+    assert type(dev) is tvm_ffi.Device and dev == (2, 1)  # still the (type, index) pair
+    assert dev.type == "cuda" and dev.dlpack_device_type() == DLDeviceType.kDLCUDA
+    assert all(type(d) is tvm_ffi.Device for d in mod.two())
+    assert [str(d) for d in mod.two()] == ["cpu:0", "ext_dev:2"]
+    assert type(mod.same(tvm_ffi.device("cuda:3"))) is tvm_ffi.Device

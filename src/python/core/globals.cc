@@ -145,6 +145,17 @@ PyTypeObject* DTypeClass() {
   return g_dtype_class;
 }
 
+PyObject* DeviceClass() {
+  static PyObject* device_class = nullptr;  // held for the process's life
+  if (device_class == nullptr) {
+    PyObject* module = PyImport_ImportModule("tvm_ffi._stream");
+    device_class = module != nullptr ? PyObject_GetAttrString(module, "Device") : nullptr;
+    Py_XDECREF(module);
+    if (device_class == nullptr) PyErr_Clear();
+  }
+  return device_class;
+}
+
 PyObject* SetDTypeClass(PyObject*, PyObject* cls) {
   if (!PyType_Check(cls)) {
     PyErr_Format(PyExc_TypeError, "_set_dtype_class() expects a class, got %s",
