@@ -33,8 +33,8 @@ def test_from_dlpack_shares_memory():
     a = rng.standard_normal((3, 5)).astype(np.float32)
     t = tvm_ffi.from_dlpack(a)
     assert isinstance(t, tvm_ffi.Tensor)
-    assert t.shape == (3, 5) and t.dtype == "float32" and t.device == "cpu:0"
-    assert t.data_ptr == a.ctypes.data
+    assert t.shape == (3, 5) and t.dtype == "float32" and str(t.device) == "cpu:0"
+    assert t.data_ptr() == a.ctypes.data
     assert tvm_ffi.from_dlpack(t) is t
     back = np.from_dlpack(t)
     a[1, 2] = 42.0  # shared: the write shows through the tensor's export
