@@ -1,7 +1,8 @@
 """apache-tvm-ffi's runtime reads short data type names (i8, u16, f32, bf16, fp8_e4m3fn,
 f8_e5m2, fp4_e2m1fn_x2, ...) in TVMFFIDataTypeFromString; so does this runtime: libraries built
 with apache's headers pass them, and a str argument reaches a DLDataType parameter through it.
-tvm_ffi.dtype itself keeps to the canonical names (_dtype._parse says why)."""
+tvm_ffi.dtype itself keeps to the canonical names (_dtype._parse says why). Also: a scalable
+vector has no itemsize.
 
 from __future__ import annotations
 
@@ -56,3 +57,15 @@ def test_short_name_is_the_canonical_type(mod, short, canonical):
 def test_what_is_no_short_name_stays_an_error(mod, text):
     with pytest.raises(ValueError, match=f"unknown dtype '.*{text[1:]}'"):
         mod.parse(text)
+
+
+def test_a_scalable_vector_has_no_itemsize():
+    # Its 16-bit lane field holds -4: read as 65532 lanes, it claimed 262128 bytes.
+    t = tvm_ffi.dtype("int32xvscalex4")
+    with pytest.raises(
+        ValueError,
+        match=r"^dtype.itemsize: 'int32xvscalex4' is a scalable vector, whose size is known "
+        r"only at run time$",
+    ):
+        t.itemsize
+    assert tvm_ffi.dtype("int32x4").itemsize == 16
