@@ -4,6 +4,7 @@
 # (tests/python/test_typing.py compares the names).
 import inspect
 from typing import Any, final
+
 from ._stream import Device
 
 class Function:

@@ -151,8 +151,8 @@ std::string Canonical(std::string_view s) {
     out = "uint" + std::string(s.substr(1));
   } else if (s.substr(0, 2) == "bf" && digit(2)) {
     out = "bfloat" + std::string(s.substr(2));
-  } else if (s.substr(0, 2) == "fp" && (s.substr(2, 2) == "8_" || s.substr(2, 2) == "6_" ||
-                                        s.substr(2, 2) == "4_")) {
+  } else if (s.substr(0, 2) == "fp" &&
+             (s.substr(2, 2) == "8_" || s.substr(2, 2) == "6_" || s.substr(2, 2) == "4_")) {
     out = "float" + std::string(s.substr(2));
   } else if (s.size() > 1 && s[0] == 'f' && digit(1)) {
     out = "float" + std::string(s.substr(1));

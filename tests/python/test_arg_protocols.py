@@ -27,7 +27,6 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo, [](tvm::ffi::Any v) { return v; });
 """
 
 
-
 @pytest.fixture(scope="module")
 def mod():
     return cpp.load_inline("arg_protocols", cpp_sources=SOURCE)

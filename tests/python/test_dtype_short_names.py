@@ -2,7 +2,7 @@
 f8_e5m2, fp4_e2m1fn_x2, ...) in TVMFFIDataTypeFromString; so does this runtime: libraries built
 with apache's headers pass them, and a str argument reaches a DLDataType parameter through it.
 tvm_ffi.dtype itself keeps to the canonical names (_dtype._parse says why). Also: a scalable
-vector has no itemsize.
+vector has no itemsize."""
 
 from __future__ import annotations
 
@@ -67,5 +67,5 @@ def test_a_scalable_vector_has_no_itemsize():
         match=r"^dtype.itemsize: 'int32xvscalex4' is a scalable vector, whose size is known "
         r"only at run time$",
     ):
-        t.itemsize
+        _ = t.itemsize
     assert tvm_ffi.dtype("int32x4").itemsize == 16

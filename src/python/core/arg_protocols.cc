@@ -72,7 +72,8 @@ int DataTypeArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
                   PyArg_ParseTuple(triple, "iii", &code, &bits, &lanes);
   if (!ok) {
     PyErr_Clear();
-    const int rc = Refuse(frame, obj, "__dlpack_data_type__", "a (code, bits, lanes) tuple", triple);
+    const int rc =
+        Refuse(frame, obj, "__dlpack_data_type__", "a (code, bits, lanes) tuple", triple);
     Py_DECREF(triple);
     return rc;
   }

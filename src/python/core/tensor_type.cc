@@ -78,8 +78,10 @@ PyObject* TensorSize(PyObject* self, PyObject* dim) {
   const long long i = PyLong_AsLongLong(dim);
   if (i == -1 && PyErr_Occurred()) return nullptr;
   if (i < -dl->ndim || i >= dl->ndim) {
-    PyErr_Format(PyExc_IndexError, "tvm_ffi.Tensor.size: dimension %lld is out of range for a "
-                 "tensor of %d dimensions", i, static_cast<int>(dl->ndim));
+    PyErr_Format(PyExc_IndexError,
+                 "tvm_ffi.Tensor.size: dimension %lld is out of range for a "
+                 "tensor of %d dimensions",
+                 i, static_cast<int>(dl->ndim));
     return nullptr;
   }
   return PyLong_FromLongLong(dl->shape[i < 0 ? i + dl->ndim : i]);
@@ -220,7 +222,8 @@ PyMethodDef kTensorMethods[] = {
     {"data_ptr", TensorDataPtr, METH_NOARGS, "Address of the first element."},
     {"numel", TensorNumel, METH_NOARGS, "The number of elements."},
     {"size", TensorSize, METH_O, "The extent of one dimension (negative: from the end)."},
-    {"is_contiguous", TensorIsContiguous, METH_NOARGS, "Whether the elements are row-major "
+    {"is_contiguous", TensorIsContiguous, METH_NOARGS,
+     "Whether the elements are row-major "
      "compact."},
     {nullptr, nullptr, 0, nullptr},
 };
