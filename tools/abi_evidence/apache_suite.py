@@ -27,6 +27,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
+from typing import NoReturn
 
 APACHE_VERSION = "0.1.15.post2"
 HERE = Path(__file__).resolve().parent
@@ -42,9 +43,19 @@ DESELECTED = {
 }
 
 
+def _stop(reason: str) -> NoReturn:
+    """Ends the run without results: the reason on stderr, the SUMMARY line last on stdout."""
+    print(f"apache_suite: {reason}", file=sys.stderr, flush=True)
+    print(f"SUMMARY apache tests: not run ({reason})")
+    sys.exit(1)
+
+
 def _pip_download(args: list[str]) -> None:
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "--dest", str(CACHE)]
-    subprocess.run([*cmd, *args, f"apache-tvm-ffi=={APACHE_VERSION}"], check=True, timeout=900)
+    try:
+        subprocess.run([*cmd, *args, f"apache-tvm-ffi=={APACHE_VERSION}"], check=True, timeout=900)
+    except (subprocess.SubprocessError, OSError) as err:
+        _stop(f"pip download of apache-tvm-ffi=={APACHE_VERSION} failed ({err}); no network?")
 
 
 def sdist() -> Path:
@@ -57,7 +68,7 @@ def sdist() -> Path:
         _pip_download(["--no-binary", "apache-tvm-ffi"])
         found = sorted(CACHE.glob(f"apache_tvm_ffi-{APACHE_VERSION}.tar.gz"))
     if not found:
-        sys.exit(f"apache_suite: pip left no apache_tvm_ffi-{APACHE_VERSION}.tar.gz in {CACHE}")
+        _stop(f"pip left no apache_tvm_ffi-{APACHE_VERSION}.tar.gz in {CACHE}")
     return found[0]
 
 
@@ -72,7 +83,7 @@ def testing_library(into: Path) -> Path:
         _pip_download(["--only-binary=:all:"])
         found = sorted(CACHE.glob(pattern))
     if not found:
-        sys.exit(f"apache_suite: pip left no {pattern} in {CACHE}")
+        _stop(f"pip left no {pattern} in {CACHE}")
     member = "tvm_ffi/lib/libtvm_ffi_testing.so"
     with zipfile.ZipFile(found[0]) as wheel:
         target = into / "libtvm_ffi_testing.so"
@@ -86,7 +97,7 @@ def unpack_tests(archive: Path, into: Path) -> Path:
     with tarfile.open(archive) as tar:
         members = [m for m in tar.getmembers() if m.name.startswith(top) and m.isfile()]
         if not members:
-            sys.exit(f"apache_suite: {archive.name} has no {top} (ask for the git tag instead)")
+            _stop(f"{archive.name} has no {top} (ask for the git tag instead)")
         for m in members:
             m.name = "python/" + m.name[len(top) :]
         tar.extractall(into, members=members, filter="data")
@@ -129,7 +140,7 @@ def main() -> int:
     import tvm_ffi
 
     if Path(tvm_ffi.__file__).with_name("_ffi_api.py").exists():
-        sys.exit(f"apache_suite: {tvm_ffi.__file__} is apache-tvm-ffi's, not this package's")
+        _stop(f"{tvm_ffi.__file__} is apache-tvm-ffi's, not this package's")
     print(f"tvm_ffi under test: {tvm_ffi.__file__} ({tvm_ffi.__version__})", flush=True)
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="apache-suite-"))
@@ -147,7 +158,7 @@ def main() -> int:
     cmd += args.pytest_args
     subprocess.run(cmd, cwd=work, env=env)
     if not junit.exists():
-        sys.exit("apache_suite: pytest wrote no report")
+        _stop("pytest wrote no report")
 
     results = outcomes(junit)
     expected = expected_failures()
