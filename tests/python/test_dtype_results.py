@@ -56,3 +56,14 @@ def test_dtypes_in_a_container_and_through_any(library):
     assert pair[1].lanes == 4
     back = m.through_any(tvm_ffi.dtype("bfloat16"))
     assert type(back) is tvm_ffi.dtype and back == "bfloat16" and back.bits == 16
+
+
+def test_apache_data_type_constants():
+    import tvm_ffi
+
+    assert type(tvm_ffi.float32) is tvm_ffi.dtype and tvm_ffi.float32 == "float32"
+    assert tvm_ffi.bfloat16.bits == 16 and tvm_ffi.bool.type_code == 6  # kDLBool
+    assert tvm_ffi.float4_e2m1fnx2.lanes == 2
+    assert tvm_ffi.float8_e4m3fn is tvm_ffi.float8_e4m3fn  # made once
+    with pytest.raises(AttributeError, match="has no attribute 'float128'"):
+        _ = tvm_ffi.float128
