@@ -72,6 +72,16 @@ _SUBPACKAGES = ("config", "cpp", "cuda", "error", "libinfo", "utils")
 # compat: apache-tvm-ffi (code written for it reads tvm_ffi._dtype.DataTypeCode after `import
 # tvm_ffi` alone)
 _PRIVATE_REACHED = ("_dtype",)
+# compat: apache-tvm-ffi (its data type constants: tvm_ffi.float32 is tvm_ffi.dtype("float32"))
+_DTYPE_CONSTANTS = frozenset(
+    {
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "float64", "float32", "float16", "bfloat16", "float8_e3m4", "float8_e4m3",
+        "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+        "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
+        "float4_e2m1fnx2",
+    }
+)  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:
@@ -85,6 +95,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module("._dlpack", __name__), name)
     elif name == "dtype":
         value = importlib.import_module("._dtype", __name__).dtype
+    elif name in _DTYPE_CONSTANTS:
+        value = importlib.import_module("._dtype", __name__).dtype(name)
     elif name == "register_error":
         value = importlib.import_module(".error", __name__).register_error
     elif name == "Tensor":

@@ -120,7 +120,16 @@ class dtype(str):
 
     @property
     def itemsize(self) -> int:
-        """Bytes of one element, all lanes, rounded up: ``float4_e2m1fnx2`` is 1."""
+        """Bytes of one element, all lanes, rounded up: ``float4_e2m1fnx2`` is 1.
+
+        Raises:
+            ValueError: a scalable vector (``int32xvscalex4``): its size is known at run time only.
+        """
+        if self._lanes >= 0x8000:  # DLPack stores -n lanes (scalable) in the 16-bit field
+            raise ValueError(
+                f"dtype.itemsize: {str(self)!r} is a scalable vector, whose size is known only "
+                "at run time"
+            )
         return (self._bits * self._lanes + 7) // 8
 
     @property

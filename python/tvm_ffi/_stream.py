@@ -9,12 +9,14 @@ works); within ``use_raw_stream(device, handle)`` it is ``handle`` instead.
 from __future__ import annotations
 
 import contextlib
+import operator
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 __all__ = ["Device", "device", "get_raw_stream", "use_raw_stream", "use_torch_stream"]
 
-# DLPack device type codes.
+# DLPack device type codes, by their names (apache-tvm-ffi's names, and ours for the host
+# and managed memory kinds).
 _DEVICE_TYPES = {
     "cpu": 1,
     "cuda": 2,
@@ -22,19 +24,69 @@ _DEVICE_TYPES = {
     "opencl": 4,
     "vulkan": 7,
     "metal": 8,
+    "vpi": 9,
     "rocm": 10,
     "rocm_host": 11,
+    "ext_dev": 12,
     "cuda_managed": 13,
     "oneapi": 14,
+    "webgpu": 15,
+    "hexagon": 16,
+    "maia": 17,
+    "trn": 18,
 }
 _DEVICE_NAMES = {code: name for name, code in _DEVICE_TYPES.items()}
+# compat: apache-tvm-ffi (names it reads as another type's)
+_ALIASES = {"mps": "metal", "wgpu": "webgpu"}
+_FORMS = "expected e.g. 'cuda:0', ('cuda', 0), a torch.device or (device_type, index)"
 
 
-class Device(NamedTuple):
-    """A DLPack device: ``device_type`` (e.g. 2 for CUDA) and ``index``."""
+def _index(index: Any) -> int:
+    """A device index: an int, or anything int-like (numpy.int32(1), a 0-d tensor)."""
+    if index is None:
+        return 0
+    try:
+        return operator.index(index)
+    except TypeError:
+        item = getattr(index, "item", None)  # a 0-d torch tensor has item(), no __index__
+        if callable(item) and isinstance(item(), int):
+            return item()
+    raise TypeError(f"device: the index must be an int, not {type(index).__name__} ({index!r})")
 
+
+def _parse(device_type: Any, index: Any) -> tuple[int, int]:
+    """(device type code, index) of a name ('cuda', 'cuda:1') or a code (2,
+    DLDeviceType.kDLCUDA) with an optional index."""
+    if isinstance(device_type, str):
+        name, sep, rest = device_type.partition(":")
+        code = _DEVICE_TYPES.get(_ALIASES.get(name, name))
+        if code is not None:
+            if not sep:
+                return code, _index(index)
+            if index is None and rest.isdigit():
+                return code, int(rest)
+    elif not isinstance(device_type, bool):
+        try:
+            return operator.index(device_type), _index(index)
+        except TypeError:
+            pass
+    raise ValueError(f"device: cannot read {device_type!r} as a device ({_FORMS})")
+
+
+class _DevicePair(NamedTuple):
     device_type: int
     index: int
+
+
+class Device(_DevicePair):
+    """A DLPack device: ``device_type`` (e.g. 2 for CUDA) and ``index``.
+    ``Device("cuda", 1)``, ``Device("cuda:1")`` and ``Device(2, 1)`` are the same device."""
+
+    __slots__ = ()
+
+    # compat: apache-tvm-ffi (its Device takes a name or a type code, and an index)
+    def __new__(cls, device_type: Any, index: Any = None) -> Device:
+        return super().__new__(cls, *_parse(device_type, index))
 
     def __str__(self) -> str:
         return f"{_DEVICE_NAMES.get(self.device_type, self.device_type)}:{self.index}"
@@ -56,7 +108,8 @@ class Device(NamedTuple):
 
 def device(device_type: Any, index: int | None = None) -> Device:
     """Make a :class:`Device` from ``"cuda:0"``, ``("cuda", 0)``, a ``torch.device``, a
-    ``(device_type, index)`` pair of ints, or anything with ``__dlpack_device__``."""
+    ``(device_type, index)`` pair of ints, a device type and an index (``"cuda", 1`` or
+    ``DLDeviceType.kDLCUDA, 1``), or anything with ``__dlpack_device__``."""
     spec = device_type  # apache-tvm-ffi's parameter name; any of the forms above
     if isinstance(spec, Device):
         return spec
@@ -67,17 +120,7 @@ def device(device_type: Any, index: int | None = None) -> Device:
         return Device(int(device_type), int(dev_index))
     if type(spec).__name__ == "device" and hasattr(spec, "type"):  # torch.device
         spec, index = spec.type, spec.index if index is None else index
-    if isinstance(spec, str):
-        name, sep, rest = spec.partition(":")
-        if name in _DEVICE_TYPES:
-            if sep and index is None and rest.isdigit():
-                return Device(_DEVICE_TYPES[name], int(rest))
-            if not sep:
-                return Device(_DEVICE_TYPES[name], 0 if index is None else int(index))
-    raise ValueError(
-        f"device: cannot read {spec!r} as a device (expected e.g. 'cuda:0', ('cuda', 0), "
-        "a torch.device or (device_type, index))"
-    )
+    return Device(spec, index)
 
 
 _device = device  # for the functions whose parameter is named `device`

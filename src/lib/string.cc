@@ -138,7 +138,35 @@ int32_t ParseLanes(std::string_view whole, std::string_view rest) {
   return scalable ? -lanes : lanes;
 }
 
-DLDataType ParseDType(std::string_view s) {
+// apache-tvm-ffi's short spellings, as its TVMFFIDataTypeFromString reads them: i<bits>,
+// u<bits>, bf<bits>, f<bits> (so f8_e4m3fn too), fp8_/fp6_/fp4_ for float8_/float6_/float4_, and
+// an underscore before float4_e2m1fn's lanes (float4_e2m1fn_x2, torch's name). Libraries built
+// with its headers pass such strings; the canonical name is what they stand for.
+std::string Canonical(std::string_view s) {
+  auto digit = [&](size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '9'; };
+  std::string out;
+  if (s.size() > 1 && s[0] == 'i' && digit(1)) {
+    out = "int" + std::string(s.substr(1));
+  } else if (s.size() > 1 && s[0] == 'u' && digit(1)) {
+    out = "uint" + std::string(s.substr(1));
+  } else if (s.substr(0, 2) == "bf" && digit(2)) {
+    out = "bfloat" + std::string(s.substr(2));
+  } else if (s.substr(0, 2) == "fp" &&
+             (s.substr(2, 2) == "8_" || s.substr(2, 2) == "6_" || s.substr(2, 2) == "4_")) {
+    out = "float" + std::string(s.substr(2));
+  } else if (s.size() > 1 && s[0] == 'f' && digit(1)) {
+    out = "float" + std::string(s.substr(1));
+  } else {
+    out = std::string(s);
+  }
+  constexpr std::string_view kFloat4Lanes = "float4_e2m1fn_x";
+  if (out.compare(0, kFloat4Lanes.size(), kFloat4Lanes) == 0) {
+    out.erase(kFloat4Lanes.size() - 2, 1);
+  }
+  return out;
+}
+
+DLDataType ParseCanonical(std::string_view s) {
   if (s.empty() || s == "void") return DLDataType{kDLOpaqueHandle, 0, 0};
   auto starts = [&](std::string_view p) { return s.substr(0, p.size()) == p; };
   for (const NamedCode& n : kNamedFloats) {
@@ -187,6 +215,8 @@ DLDataType ParseDType(std::string_view s) {
   }
   BadDType(s);
 }
+
+DLDataType ParseDType(std::string_view s) { return ParseCanonical(Canonical(s)); }
 
 std::string DTypeToString(const DLDataType& t) {
   int16_t lanes = static_cast<int16_t>(t.lanes);

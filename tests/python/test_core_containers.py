@@ -201,7 +201,7 @@ def test_env_alloc_without_a_framework_gives_a_dlpack_tensor(mod):
     x = np.random.rand(2, 3).astype(np.float32)
     out = mod.add_one(x)
     assert type(out) is tvm_ffi.Tensor
-    assert (out.shape, out.dtype, out.device) == ((2, 3), "float32", "cpu:0")
+    assert (out.shape, out.dtype, str(out.device)) == ((2, 3), "float32", "cpu:0")
     np.testing.assert_allclose(np.from_dlpack(out), x + 1)
     as_torch = torch.from_dlpack(out)
     del out  # the torch tensor keeps the memory alive

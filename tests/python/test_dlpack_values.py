@@ -40,8 +40,8 @@ def test_from_dlpack_shares_memory():
     a = rng.standard_normal((3, 5)).astype(np.float32)
     t = tvm_ffi.from_dlpack(a)
     assert isinstance(t, tvm_ffi.Tensor)
-    assert t.shape == (3, 5) and t.dtype == "float32" and t.device == "cpu:0"
-    assert t.data_ptr == a.ctypes.data
+    assert t.shape == (3, 5) and t.dtype == "float32" and str(t.device) == "cpu:0"
+    assert t.data_ptr() == a.ctypes.data
     assert tvm_ffi.from_dlpack(t) is t
     back = np.from_dlpack(t)
     a[1, 2] = 42.0  # shared: the write shows through the tensor's export
@@ -78,4 +78,4 @@ def test_device_type_name_and_dlpack_code():
     assert cuda.type == "cuda" and cuda.dlpack_device_type() == tvm_ffi.DLDeviceType.kDLCUDA
     cpu = tvm_ffi.device("cpu", 0)
     assert cpu.type == "cpu" and cpu.dlpack_device_type() == tvm_ffi.DLDeviceType.kDLCPU
-    assert tvm_ffi.device((9, 1)).type == "9"  # unnamed: its number
+    assert tvm_ffi.device((5, 1)).type == "5"  # unnamed: its number

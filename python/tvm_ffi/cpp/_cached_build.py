@@ -183,9 +183,13 @@ def _plan(
     # a libtvm_ffi.so (this package's, loaded by tvm_ffi._core, or apache-tvm-ffi's), and the
     # dynamic linker takes the loaded one by that name; a path would also differ per install.
     # Through a link in the build directory, as the headers are (see _dir_links).
+    # --no-as-needed: a module written in C on the C ABI alone calls no TVMFFI* function, and
+    # a compiler that links --as-needed by default (Debian's, Ubuntu's) would then drop
+    # DT_NEEDED libtvm_ffi.so; tvm_ffi.load_module takes such a library for one of the
+    # previous ABI (_old_abi.py) and refuses it.
     links.append(_dir_links.DirLink(_RUNTIME_LINK, os.path.dirname(config.get_libtvm_ffi_path())))
     ldflags = ["-Wl,-z,defs", "-Wl,--exclude-libs,ALL", *ldflags, f"-L{_RUNTIME_LINK}",
-               "-ltvm_ffi", "-ldl", "-pthread"]  # fmt: skip
+               "-Wl,--no-as-needed", "-ltvm_ffi", "-ldl", "-pthread"]  # fmt: skip
     # The faster linker only where no linker option of the user's is passed on: those are
     # written for the compiler's default (gold has no -z undefs, for one). An object
     # output is merged by the compiler's own `-r` (or not at all): no linker to choose.

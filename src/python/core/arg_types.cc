@@ -82,14 +82,23 @@ Kind Classify(PyTypeObject* type, const ExchangeApi** api) {
   }
   if (PyType_IsSubtype(type, &PyDict_Type)) return Kind::kMapping;
   if ((*api = FindExchangeApi(type)) != nullptr) return Kind::kExchangeApi;
+  // Before __dlpack__, as apache-tvm-ffi's order has it.
+  if (HasAttr(type, "__cuda_stream__") || DerivesFromName(type, "cuda.bindings.driver.CUstream")) {
+    return Kind::kCudaStream;
+  }
   if (HasAttr(type, "__dlpack__")) return Kind::kDLPack;
   if (HasAttr(type, "__tvm_ffi_object__")) return Kind::kObjectProtocol;
   if (DerivesFromName(type, "torch.dtype") || DerivesFromName(type, "numpy.dtype")) {
     return Kind::kFrameworkDType;
   }
   if (DerivesFromName(type, "torch.device")) return Kind::kTorchDevice;
+  if (HasAttr(type, "__dlpack_data_type__")) return Kind::kDLPackDataType;
   if (HasAttr(type, "__dlpack_device__")) return Kind::kDLDevice;
   if (IsCtypesVoidP(type)) return Kind::kOpaquePtr;
+  if (HasAttr(type, "__tvm_ffi_opaque_ptr__")) return Kind::kOpaquePtrProtocol;
+  if (HasAttr(type, "__tvm_ffi_int__")) return Kind::kIntProtocol;
+  if (HasAttr(type, "__tvm_ffi_float__")) return Kind::kFloatProtocol;
+  if (HasAttr(type, "__tvm_ffi_value__")) return Kind::kValueProtocol;
   if (type->tp_as_number != nullptr && type->tp_as_number->nb_index != nullptr) return Kind::kInt;
   if (type->tp_as_number != nullptr && type->tp_as_number->nb_float != nullptr) {
     return Kind::kFloat;

@@ -27,6 +27,13 @@ enum class Kind : uint8_t {
   kTorchDevice,     // torch.device
   kDLDevice,        // __dlpack_device__() of a non-tensor
   kOpaquePtr,       // ctypes.c_void_p
+  // apache-tvm-ffi's conversion protocols (arg_protocols.cc):
+  kCudaStream,         // __cuda_stream__() or cuda.bindings.driver.CUstream: an opaque pointer
+  kOpaquePtrProtocol,  // __tvm_ffi_opaque_ptr__()
+  kDLPackDataType,     // __dlpack_data_type__(): (code, bits, lanes)
+  kIntProtocol,        // __tvm_ffi_int__()
+  kFloatProtocol,      // __tvm_ffi_float__()
+  kValueProtocol,      // __tvm_ffi_value__(): converted in its place
   kCallable,
   kOpaque,  // anything else: an ffi.OpaquePyObject holding the object
 };
@@ -60,6 +67,11 @@ int CheckTorchBits(const ArgFrame* frame, PyObject* obj, const DLTensor* exporte
  *  without the exchange API), which would refuse the conjugate bit in its own words.
  */
 int CheckTorchBitsBeforeExport(const ArgFrame* frame, PyObject* obj);
+
+/*! \brief An argument of one of the protocol kinds (kCudaStream ... kValueProtocol); 0, or -1
+ *  with an error naming the argument and the method at fault. */
+int ProtocolArg(ArgFrame* frame, Kind kind, PyObject* obj, TVMFFIAny* out, DLTensor* view,
+                int depth);
 
 }  // namespace tvm_ffi_next
 

@@ -402,6 +402,13 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
       out->v_ptr = ptr;
       return 0;
     }
+    case Kind::kCudaStream:
+    case Kind::kOpaquePtrProtocol:
+    case Kind::kDLPackDataType:
+    case Kind::kIntProtocol:
+    case Kind::kFloatProtocol:
+    case Kind::kValueProtocol:
+      return ProtocolArg(frame, entry->kind, obj, out, view, depth);
     case Kind::kCallable: {
       TVMFFIObject* func = FunctionFromCallable(obj);
       if (func == nullptr) return -1;

@@ -202,6 +202,12 @@ int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, i
  *  the caller's object; tensors come back as the arguments' framework.
  */
 PyObject* ToPython(TVMFFIAny* value, ArgFrame* frame);
+// tvm_ffi.dtype (importing tvm_ffi._dtype, which registers it, on first use), or nullptr: the
+// class of DLDataType results.
+PyTypeObject* DTypeClass();
+// tvm_ffi.Device (importing tvm_ffi._stream on first use), or nullptr: the class of DLDevice
+// results.
+PyObject* DeviceClass();
 
 /*! \brief Converts a borrowed view (a callback's argument) to Python. */
 PyObject* ViewToPython(const TVMFFIAny* view);

@@ -134,6 +134,28 @@ PyObject* FormatDType(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return out;
 }
 
+PyTypeObject* DTypeClass() {
+  if (g_dtype_class == nullptr) {
+    // tvm_ffi._dtype registers the class when imported; a result may come before anything
+    // imported it. A core built under another name (tests' _core_next) stays without it.
+    PyObject* module = PyImport_ImportModule("tvm_ffi._dtype");
+    if (module == nullptr) PyErr_Clear();
+    Py_XDECREF(module);
+  }
+  return g_dtype_class;
+}
+
+PyObject* DeviceClass() {
+  static PyObject* device_class = nullptr;  // held for the process's life
+  if (device_class == nullptr) {
+    PyObject* module = PyImport_ImportModule("tvm_ffi._stream");
+    device_class = module != nullptr ? PyObject_GetAttrString(module, "Device") : nullptr;
+    Py_XDECREF(module);
+    if (device_class == nullptr) PyErr_Clear();
+  }
+  return device_class;
+}
+
 PyObject* SetDTypeClass(PyObject*, PyObject* cls) {
   if (!PyType_Check(cls)) {
     PyErr_Format(PyExc_TypeError, "_set_dtype_class() expects a class, got %s",

@@ -209,11 +209,25 @@ PyObject* ToPythonAt(TVMFFIAny* v, ArgFrame* frame, int depth) {
         RaiseCallError(-1, "TVMFFIDataTypeToString", nullptr);
         return nullptr;
       }
-      return ToPythonAt(&text, frame, depth);
+      PyObject* name = ToPythonAt(&text, frame, depth);
+      PyObject* cls = reinterpret_cast<PyObject*>(DTypeClass());
+      if (name == nullptr || cls == nullptr) return name;
+      // A tvm_ffi.dtype (a str with type_code, bits and lanes), as the guide promises.
+      PyObject* out = PyObject_CallOneArg(cls, name);
+      Py_DECREF(name);
+      return out;
     }
-    case kTVMFFIDevice:
-      return Py_BuildValue("(ii)", static_cast<int>(v->v_device.device_type),
-                           static_cast<int>(v->v_device.device_id));
+    case kTVMFFIDevice: {
+      // A tvm_ffi.Device (a (device_type, index) tuple with apache's `type` and
+      // `dlpack_device_type()`); a plain tuple where the package's Python is not importable.
+      PyObject* cls = DeviceClass();
+      PyObject* pair = Py_BuildValue("(ii)", static_cast<int>(v->v_device.device_type),
+                                     static_cast<int>(v->v_device.device_id));
+      if (pair == nullptr || cls == nullptr) return pair;
+      PyObject* out = PyObject_Call(cls, pair, nullptr);
+      Py_DECREF(pair);
+      return out;
+    }
     case kTVMFFISmallStr:
     case kTVMFFISmallBytes: {
       TVMFFIByteArray bytes{v->v_bytes, v->small_str_len};

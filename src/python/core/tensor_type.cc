@@ -38,9 +38,74 @@ PyObject* TensorDeviceName(PyObject* self, void*) {
   return PyUnicode_FromFormat("device_type_%d:%d", type, device.device_id);
 }
 
-PyObject* TensorDataPtr(PyObject* self, void*) {
+PyObject* TensorDataPtr(PyObject* self, PyObject*) {
   const DLTensor* dl = DLOf(self);
   return PyLong_FromVoidPtr(static_cast<char*>(dl->data) + dl->byte_offset);
+}
+
+// The rest of apache-tvm-ffi's Tensor surface: ndim, strides (row-major ones when the tensor
+// has none), numel(), size(dim), is_contiguous() and device as a tvm_ffi.Device.
+PyObject* TensorNDim(PyObject* self, void*) { return PyLong_FromLong(DLOf(self)->ndim); }
+
+int64_t StrideOf(const DLTensor* dl, int32_t i) {
+  if (dl->strides != nullptr) return dl->strides[i];
+  int64_t stride = 1;
+  for (int32_t j = i + 1; j < dl->ndim; ++j) stride *= dl->shape[j];
+  return stride;
+}
+
+PyObject* TensorStrides(PyObject* self, void*) {
+  const DLTensor* dl = DLOf(self);
+  PyObject* strides = PyTuple_New(dl->ndim);
+  for (int32_t i = 0; strides != nullptr && i < dl->ndim; ++i) {
+    PyTuple_SET_ITEM(strides, i, PyLong_FromLongLong(StrideOf(dl, i)));
+  }
+  return strides;
+}
+
+int64_t NumElements(const DLTensor* dl) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < dl->ndim; ++i) n *= dl->shape[i];
+  return n;
+}
+
+PyObject* TensorNumel(PyObject* self, PyObject*) {
+  return PyLong_FromLongLong(NumElements(DLOf(self)));
+}
+
+PyObject* TensorSize(PyObject* self, PyObject* dim) {
+  const DLTensor* dl = DLOf(self);
+  const long long i = PyLong_AsLongLong(dim);
+  if (i == -1 && PyErr_Occurred()) return nullptr;
+  if (i < -dl->ndim || i >= dl->ndim) {
+    PyErr_Format(PyExc_IndexError,
+                 "tvm_ffi.Tensor.size: dimension %lld is out of range for a "
+                 "tensor of %d dimensions",
+                 i, static_cast<int>(dl->ndim));
+    return nullptr;
+  }
+  return PyLong_FromLongLong(dl->shape[i < 0 ? i + dl->ndim : i]);
+}
+
+// Row-major compact; extents of 1 may have any stride, and a tensor without elements is
+// contiguous whatever strides its producer wrote.
+PyObject* TensorIsContiguous(PyObject* self, PyObject*) {
+  const DLTensor* dl = DLOf(self);
+  if (dl->strides == nullptr || NumElements(dl) == 0) Py_RETURN_TRUE;
+  int64_t expected = 1;
+  for (int32_t i = dl->ndim - 1; i >= 0; --i) {
+    if (dl->shape[i] == 1) continue;
+    if (dl->strides[i] != expected) Py_RETURN_FALSE;
+    expected *= dl->shape[i];
+  }
+  Py_RETURN_TRUE;
+}
+
+PyObject* TensorDeviceValue(PyObject* self, void*) {
+  TVMFFIAny v{};
+  v.type_index = kTVMFFIDevice;
+  v.v_device = DLOf(self)->device;
+  return ToPython(&v, nullptr);
 }
 
 PyObject* TensorRepr(PyObject* self) {
@@ -154,13 +219,20 @@ PyMethodDef kTensorMethods[] = {
     {"__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(TensorDLPack)),
      METH_VARARGS | METH_KEYWORDS, "A DLPack capsule of this tensor."},
     {"__dlpack_device__", TensorDevice, METH_NOARGS, "(device_type, device_id)."},
+    {"data_ptr", TensorDataPtr, METH_NOARGS, "Address of the first element."},
+    {"numel", TensorNumel, METH_NOARGS, "The number of elements."},
+    {"size", TensorSize, METH_O, "The extent of one dimension (negative: from the end)."},
+    {"is_contiguous", TensorIsContiguous, METH_NOARGS,
+     "Whether the elements are row-major "
+     "compact."},
     {nullptr, nullptr, 0, nullptr},
 };
 PyGetSetDef kTensorGetSet[] = {
     {"shape", TensorShape, nullptr, "The shape, a tuple of ints.", nullptr},
     {"dtype", TensorDType, nullptr, "The element type as text ('float32').", nullptr},
-    {"device", TensorDeviceName, nullptr, "The device, e.g. 'cpu:0'.", nullptr},
-    {"data_ptr", TensorDataPtr, nullptr, "Address of the first element.", nullptr},
+    {"device", TensorDeviceValue, nullptr, "The device, a tvm_ffi.Device ('cpu:0').", nullptr},
+    {"ndim", TensorNDim, nullptr, "The number of dimensions.", nullptr},
+    {"strides", TensorStrides, nullptr, "The strides in elements, a tuple of ints.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 PyType_Slot kTensorSlots[] = {

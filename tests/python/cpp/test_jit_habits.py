@@ -40,7 +40,9 @@ def test_string_flags_reach_the_compiler_as_separate_words(tmp_path):
     )
     text = (tmp_path / "b" / "build.ninja").read_text()
     assert "-O0 -g '-DVALUE=40 + 2'\n" in text  # quoted for the shell as one word
-    assert re.search(r"^ldflags = .* -lm -Llib/tvm_ffi -ltvm_ffi -ldl -pthread$", text, re.M)
+    assert re.search(
+        r"^ldflags = .* -lm -Llib/tvm_ffi -Wl,--no-as-needed -ltvm_ffi -ldl -pthread$", text, re.M
+    )
 
 
 def test_list_flags_are_taken_as_they_are(tmp_path):

@@ -32,7 +32,10 @@ def test_module_needs_the_runtime_by_its_soname_without_a_path():
     # Linked through the build directory's link to the package's lib folder: the command is
     # the same for every install (the key holds it).
     ninja = (path.parent / "build.ninja").read_text()
-    link = "-Wl,-z,defs -Wl,--exclude-libs,ALL -Llib/tvm_ffi -ltvm_ffi -ldl -pthread"
+    link = (
+        "-Wl,-z,defs -Wl,--exclude-libs,ALL -Llib/tvm_ffi -Wl,--no-as-needed -ltvm_ffi -ldl "
+        "-pthread"
+    )
     assert re.search(rf"^ldflags = (-fuse-ld=\w+ )?{link}$", ninja, re.M), ninja
     assert tvm_ffi.load_module(str(path)).add(2, 40) == 42
 
@@ -68,3 +71,27 @@ def test_the_c_abi_changes_the_key(monkeypatch):
     # Another entry (the module key), not only another record of the hit index.
     second = Path(cpp.build_inline("jit_abi_key", cpp_sources=ADD))
     assert second.parent != first.parent
+
+
+# A module on the C ABI alone: C, no tvm/ffi header, no call into the runtime.
+C_ONLY = """
+#include <stdint.h>
+typedef struct { int32_t type_index; uint32_t zero_padding; int64_t v_int64; } Value;
+__attribute__((visibility("default"))) int __tvm_ffi_twice(
+    void* self, const Value* args, int32_t num_args, Value* result) {
+  result->type_index = 1; /* kTVMFFIInt */
+  result->zero_padding = 0;
+  result->v_int64 = 2 * args[0].v_int64;
+  return 0;
+}
+"""
+
+
+def test_c_module_without_runtime_calls_still_needs_the_runtime(tmp_path):
+    # Linked --as-needed (the default of Debian's and Ubuntu's compilers), such a module lost
+    # DT_NEEDED libtvm_ffi.so, and load_module refused it as a library of the previous ABI.
+    source = tmp_path / "twice.c"
+    source.write_text(C_ONLY)
+    path = Path(cpp.build(name="jit_c_only", sources=[str(source)]))
+    assert "libtvm_ffi.so" in needed_libraries(path)
+    assert tvm_ffi.load_module(str(path)).twice(21) == 42
