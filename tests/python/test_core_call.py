@@ -45,6 +45,11 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_tuple,
                               [](std::tuple<int64_t, std::string, double> x) { return x; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_pointer, [](void* p) { return p; });
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(pass_pointer, [](tvm::ffi::Function f, void* p) { f(p); });
+// Borrowed text and bytes handed to a callback without a copy (apache-tvm-ffi's view kinds).
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(pass_raw_text, [](tvm::ffi::Function f) {
+  TVMFFIByteArray bytes{"a\0b", 3};
+  f("raw", &bytes);
+});
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_size, [](tvm::ffi::Map<String, int64_t> m) {
   return static_cast<int64_t>(m.size());
 });
@@ -302,6 +307,12 @@ def test_pointer_result_is_a_ctypes_void_p(mod, arg):
     # void* takes a c_void_p or an int, and returns a c_void_p that passes back as the same.
     assert _pointer(mod.echo_pointer(arg)) == 0x1234
     assert _pointer(mod.echo_pointer(mod.echo_pointer(arg))) == 0x1234
+
+
+def test_a_callback_gets_raw_text_and_a_byte_array_pointer(mod):
+    seen = []
+    mod.pass_raw_text(lambda *args: seen.extend(args))
+    assert seen == ["raw", b"a\0b"]
 
 
 def test_a_callback_gets_a_pointer_as_a_ctypes_void_p(mod):

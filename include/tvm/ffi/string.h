@@ -381,6 +381,28 @@ struct TypeTraits<const char*> {
   static void Schema(std::string* out) { *out += kStrSchema; }
 };
 
+/*!
+ * \brief A borrowed byte range (apache-tvm-ffi's traits): a view of the caller's bytes, passed
+ *  without a copy (a callback receives bytes); an owned value copies them into Bytes.
+ */
+template <>
+struct TypeTraits<TVMFFIByteArray*> {
+  static constexpr bool kEnabled = true;
+  static void CopyToView(TVMFFIByteArray* v, TVMFFIAny* out) noexcept {
+    SetPOD(out, kTVMFFIByteArrayPtr);
+    out->v_ptr = v;
+  }
+  static void MoveToAny(TVMFFIByteArray* v, TVMFFIAny* out) {
+    TypeTraits<Bytes>::MoveToAny(Bytes(v->data, v->size), out);
+  }
+  static Maybe<TVMFFIByteArray*> TryFromView(const TVMFFIAny& v) {
+    if (v.type_index == kTVMFFIByteArrayPtr) return static_cast<TVMFFIByteArray*>(v.v_ptr);
+    return std::nullopt;
+  }
+  static void TypeName(std::string* out) { *out += "TVMFFIByteArray*"; }
+  static void Schema(std::string* out) { *out += R"({"type":"TVMFFIByteArray*"})"; }
+};
+
 }  // namespace details
 }  // namespace ffi
 }  // namespace tvm
