@@ -53,6 +53,9 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(pass_raw_text, [](tvm::ffi::Function f) {
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_size, [](tvm::ffi::Map<String, int64_t> m) {
   return static_cast<int64_t>(m.size());
 });
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(nested_size, [](tvm::ffi::Array<tvm::ffi::Array<int64_t>> a) {
+  return static_cast<int64_t>(a.size());
+});
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_lists, [](std::map<int64_t, std::vector<int64_t>> m) {
   return static_cast<int64_t>(m.size());
 });
@@ -427,6 +430,7 @@ def test_result_without_python_equivalent(raw):
         ("map_size", {"a": 1, 2: 3}, "map_size() argument 1 key 2 must be str, not int"),
         ("map_lists", {7: [1, "x"]}, "map_lists() argument 1[7][1] must be int, not str"),
         ("map_lists", {"k": [1]}, 'map_lists() argument 1 key "k" must be int, not str'),
+        ("nested_size", [[1], [2, "x"]], "nested_size() argument 1[1][1] must be int, not str"),
     ],
 )
 def test_a_map_entry_error_names_the_key(mod, func, value, message):

@@ -179,13 +179,21 @@ namespace details {
 template <typename T>
 struct HasOwnTraits<Array<T>> : std::true_type {};
 
-/*! \brief Whether converting v to T and back gives v itself (the array can be shared). */
+/*! \brief Whether converting v to T and back gives v itself (the array can be shared). A
+ *  probe: a value that does not convert is false here, and the element-wise conversion after
+ *  it raises the error with the whole path ("[1][2]", where the probe knows only "[2]"). */
 template <typename T>
 bool ConvertsToItself(const TVMFFIAny& v) {
   if constexpr (std::is_same_v<T, Any>) {
     return true;
   } else {
-    Maybe<T> value = TypeTraits<T>::TryFromView(v);
+    Maybe<T> value = [&v]() -> Maybe<T> {
+      try {
+        return TypeTraits<T>::TryFromView(v);
+      } catch (const ConversionError&) {
+        return std::nullopt;
+      }
+    }();
     if (!value.has_value()) return false;
     TVMFFIAny back;
     TypeTraits<T>::MoveToAny(std::move(*value), &back);

@@ -278,12 +278,8 @@ struct TypeTraits<Map<K, V>> : MapTraitsBase<Map<K, V>, K, V> {
   using Base = MapTraitsBase<Map<K, V>, K, V>;
   static Maybe<Map<K, V>> TryFromView(const TVMFFIAny& v) {
     if (v.type_index != kTVMFFIMap) return std::nullopt;
-    bool shareable = false;
-    try {
-      shareable = Base::Shareable(v.v_obj);
-    } catch (const ConversionError&) {  // an entry that does not convert: named below, by key
-    }
-    if (shareable) return ObjectUnsafe::RefFromBorrowed<Map<K, V>>(v.v_obj);
+    // An entry that does not convert is no error here: the conversion below names it by key.
+    if (Base::Shareable(v.v_obj)) return ObjectUnsafe::RefFromBorrowed<Map<K, V>>(v.v_obj);
     // A value: converting the entries into a new map changes nobody else's.
     Map<K, V> copy;
     for (uint64_t p = MapIterBegin(v.v_obj); p != MapIterEnd(v.v_obj);
