@@ -182,8 +182,11 @@ def test_failing_load_time_registrations_are_printed_and_loading_goes_on(run, bu
         "failing.first yes, failing.twice yes, failing.never no",
     ]
     root = built["root"]
-    already = "RuntimeError: global function '{}' is already registered; pass allow_override to "
-    already += "replace it"
+    already = (
+        "RuntimeError: global function '{}' is already registered (by another library, or by an "
+        "earlier build of this one); a registration with override "
+        "(Function::SetGlobal(name, f, true)) replaces it"
+    )
     assert run.stderr.splitlines() == [
         # The rebuild's registrations meet the first build's names (kept: no override).
         f"{root / 'point.cc'}:63: TVM_FFI_STATIC_INIT_BLOCK failed: "
