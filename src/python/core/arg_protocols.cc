@@ -11,12 +11,6 @@ namespace {
 
 constexpr int kMaxProtocolDepth = 32;
 
-void SetPointer(TVMFFIAny* out, void* ptr) {
-  out->type_index = kTVMFFIOpaquePtr;
-  out->zero_padding = 0;
-  out->v_ptr = ptr;
-}
-
 // obj.<method>(), NULL with the error set.
 PyObject* CallProtocol(PyObject* obj, const char* method) {
   return PyObject_CallMethod(obj, method, nullptr);
@@ -78,12 +72,7 @@ int DataTypeArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
     return rc;
   }
   Py_DECREF(triple);
-  out->type_index = kTVMFFIDataType;
-  out->zero_padding = 0;
-  out->v_int64 = 0;
-  out->v_dtype.code = static_cast<uint8_t>(code);
-  out->v_dtype.bits = static_cast<uint8_t>(bits);
-  out->v_dtype.lanes = static_cast<uint16_t>(lanes);
+  SetDataType(out, code, bits, lanes);
   return 0;
 }
 
@@ -122,9 +111,7 @@ int ProtocolArg(ArgFrame* frame, Kind kind, PyObject* obj, TVMFFIAny* out, DLTen
     case Kind::kFloatProtocol: {
       const double v = PyFloat_AsDouble(value);
       if (v == -1.0 && PyErr_Occurred()) return -1;
-      out->type_index = kTVMFFIFloat;
-      out->zero_padding = 0;
-      out->v_float64 = v;
+      SetFloat(out, v);
       return 0;
     }
     default:

@@ -10,6 +10,29 @@
 
 namespace tvm_ffi_next {
 
+// Scalar argument views (args.cc, arg_protocols.cc): the payload's unused bytes are zero.
+inline void SetPod(TVMFFIAny* out, int32_t index, int64_t v) {
+  out->type_index = index;
+  out->zero_padding = 0;
+  out->v_int64 = v;
+}
+inline void SetFloat(TVMFFIAny* out, double v) {
+  out->type_index = kTVMFFIFloat;
+  out->zero_padding = 0;
+  out->v_float64 = v;
+}
+inline void SetPointer(TVMFFIAny* out, void* ptr) {
+  out->type_index = kTVMFFIOpaquePtr;
+  out->zero_padding = 0;
+  out->v_ptr = ptr;
+}
+inline void SetDataType(TVMFFIAny* out, long long code, long long bits, long long lanes) {
+  SetPod(out, kTVMFFIDataType, 0);
+  out->v_dtype.code = static_cast<uint8_t>(code);
+  out->v_dtype.bits = static_cast<uint8_t>(bits);
+  out->v_dtype.lanes = static_cast<uint16_t>(lanes);
+}
+
 enum class Kind : uint8_t {
   kHandle,          // our Function / Object wrappers
   kInt,             // int subclass or __index__

@@ -7,12 +7,6 @@ namespace {
 
 constexpr int kMaxDepth = 32;
 
-inline void SetPod(TVMFFIAny* out, int32_t index, int64_t v) {
-  out->type_index = index;
-  out->zero_padding = 0;
-  out->v_int64 = v;
-}
-
 int IntArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
@@ -148,9 +142,7 @@ int FindConverted(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
 }
 
 int DeviceArg(int32_t type, int32_t id, TVMFFIAny* out) {
-  out->type_index = kTVMFFIDevice;
-  out->zero_padding = 0;
-  out->v_int64 = 0;
+  SetPod(out, kTVMFFIDevice, 0);
   out->v_device.device_type = static_cast<DLDeviceType>(type);
   out->v_device.device_id = id;
   return 0;
@@ -165,9 +157,7 @@ int DTypeFromText(ArgFrame* frame, PyObject* obj, TVMFFIAny* out) {
     s += 6;
     size -= 6;
   }
-  out->type_index = kTVMFFIDataType;
-  out->zero_padding = 0;
-  out->v_int64 = 0;
+  SetPod(out, kTVMFFIDataType, 0);
   TVMFFIByteArray array{s, static_cast<size_t>(size)};
   int rc = s == nullptr ? -1 : TVMFFIDataTypeFromString(&array, &out->v_dtype);
   if (rc != 0 && s != nullptr) {
@@ -207,9 +197,7 @@ int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, i
   PyTypeObject* type = Py_TYPE(obj);
   if (type == &PyLong_Type) return IntArg(frame, obj, out);
   if (type == &PyFloat_Type) {
-    out->type_index = kTVMFFIFloat;
-    out->zero_padding = 0;
-    out->v_float64 = PyFloat_AS_DOUBLE(obj);
+    SetFloat(out, PyFloat_AS_DOUBLE(obj));
     return 0;
   }
   if (type == &PyBool_Type) {
@@ -303,9 +291,7 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
     case Kind::kFloat: {
       const double v = PyFloat_AsDouble(obj);
       if (v == -1.0 && PyErr_Occurred()) return -1;
-      out->type_index = kTVMFFIFloat;
-      out->zero_padding = 0;
-      out->v_float64 = v;
+      SetFloat(out, v);
       return 0;
     }
     case Kind::kStr:
@@ -316,12 +302,7 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
           IntAttr(obj, "lanes", &lanes) != 0) {
         return -1;
       }
-      out->type_index = kTVMFFIDataType;
-      out->zero_padding = 0;
-      out->v_int64 = 0;
-      out->v_dtype.code = static_cast<uint8_t>(code);
-      out->v_dtype.bits = static_cast<uint8_t>(bits);
-      out->v_dtype.lanes = static_cast<uint16_t>(lanes);
+      SetDataType(out, code, bits, lanes);
       return 0;
     }
     case Kind::kBytes:
@@ -397,9 +378,7 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
       void* ptr = value == Py_None ? nullptr : PyLong_AsVoidPtr(value);
       Py_DECREF(value);
       if (PyErr_Occurred()) return -1;
-      out->type_index = kTVMFFIOpaquePtr;
-      out->zero_padding = 0;
-      out->v_ptr = ptr;
+      SetPointer(out, ptr);
       return 0;
     }
     case Kind::kCudaStream:
