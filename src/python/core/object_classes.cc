@@ -47,38 +47,46 @@ PyTypeObject* ClassForIndex(int32_t index) {
   return found;
 }
 
-// The registered member `name` of the object's type or an ancestor; NULL when none.
-const TVMFFIMethodInfo* FindMethod(int32_t index, const char* name, bool own_type_only) {
+// The first entry named `name` that `usable` accepts among `members(type)` of the type, then of
+// its ancestors nearest first (the type alone with own_type_only); NULL when none.
+template <typename Info, typename Members, typename Usable>
+const Info* FindInTypeChain(int32_t index, const char* name, bool own_type_only, Members members,
+                            Usable usable) {
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
   const size_t size = std::strlen(name);
   for (int32_t depth = info != nullptr ? info->type_depth : -1; depth >= 0; --depth) {
     const TVMFFITypeInfo* at = depth == info->type_depth ? info : info->type_ancestors[depth];
-    for (int32_t i = 0; at != nullptr && i < at->num_methods; ++i) {
-      const TVMFFIMethodInfo& m = at->methods[i];
-      if (m.name.size == size && std::memcmp(m.name.data, name, size) == 0 &&
-          m.method.type_index == kTVMFFIFunction) {
-        return &m;
-      }
+    int32_t count = 0;
+    const Info* entries = at != nullptr ? members(at, &count) : nullptr;
+    for (int32_t i = 0; i < count; ++i) {
+      const Info& e = entries[i];
+      if (e.name.size == size && std::memcmp(e.name.data, name, size) == 0 && usable(e)) return &e;
     }
     if (own_type_only) break;
   }
   return nullptr;
 }
 
+// The registered member `name` of the object's type or an ancestor; NULL when none.
+const TVMFFIMethodInfo* FindMethod(int32_t index, const char* name, bool own_type_only) {
+  return FindInTypeChain<TVMFFIMethodInfo>(
+      index, name, own_type_only,
+      [](const TVMFFITypeInfo* t, int32_t* n) {
+        *n = t->num_methods;
+        return t->methods;
+      },
+      [](const TVMFFIMethodInfo& m) { return m.method.type_index == kTVMFFIFunction; });
+}
+
 // The field `name` of the type or an ancestor (def_ro/def_rw), or NULL.
 const TVMFFIFieldInfo* FindField(int32_t index, const char* name) {
-  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
-  const size_t size = std::strlen(name);
-  for (int32_t depth = info != nullptr ? info->type_depth : -1; depth >= 0; --depth) {
-    const TVMFFITypeInfo* at = depth == info->type_depth ? info : info->type_ancestors[depth];
-    for (int32_t i = 0; at != nullptr && i < at->num_fields; ++i) {
-      const TVMFFIFieldInfo& f = at->fields[i];
-      if (f.name.size == size && std::memcmp(f.name.data, name, size) == 0 && f.getter) {
-        return &f;
-      }
-    }
-  }
-  return nullptr;
+  return FindInTypeChain<TVMFFIFieldInfo>(
+      index, name, false,
+      [](const TVMFFITypeInfo* t, int32_t* n) {
+        *n = t->num_fields;
+        return t->fields;
+      },
+      [](const TVMFFIFieldInfo& f) { return f.getter != nullptr; });
 }
 
 }  // namespace
