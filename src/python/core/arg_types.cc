@@ -112,7 +112,9 @@ Kind Classify(PyTypeObject* type, const ExchangeApi** api) {
 PyObject* g_torch_is_conj = nullptr;
 PyObject* g_torch_is_neg = nullptr;
 
-bool IsTorchTensorType(PyTypeObject* type) {
+// Whether `type` is torch.Tensor or a subclass (torch imported already: never imports it);
+// *exact: torch.Tensor itself.
+bool IsTorchTensorType(PyTypeObject* type, bool* exact) {
   PyObject* name = PyUnicode_FromString("torch");
   PyObject* torch = name != nullptr ? PyImport_GetModule(name) : nullptr;  // never import it
   Py_XDECREF(name);
@@ -129,21 +131,10 @@ bool IsTorchTensorType(PyTypeObject* type) {
       match = false;
     }
   }
+  *exact = match && tensor == reinterpret_cast<PyObject*>(type);
   Py_XDECREF(tensor);
   PyErr_Clear();
   return match;
-}
-
-bool IsExactTorchTensor(PyTypeObject* type) {
-  PyObject* name = PyUnicode_FromString("torch");
-  PyObject* torch = name != nullptr ? PyImport_GetModule(name) : nullptr;
-  Py_XDECREF(name);
-  PyObject* tensor = torch != nullptr ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
-  Py_XDECREF(torch);
-  const bool exact = tensor == reinterpret_cast<PyObject*>(type);
-  Py_XDECREF(tensor);
-  PyErr_Clear();
-  return exact;
 }
 
 // 1 if torch's query answers True, 0 if False, -1 with an error set.
@@ -210,9 +201,8 @@ const TypeEntry* LookupType(PyTypeObject* type) {
   }
   TypeEntry entry{type, Kind::kOpaque, nullptr, false, false};
   entry.kind = Classify(type, &entry.api);
-  entry.torch_tensor =
-      (entry.kind == Kind::kExchangeApi || entry.kind == Kind::kDLPack) && IsTorchTensorType(type);
-  entry.torch_exact = entry.torch_tensor && IsExactTorchTensor(type);
+  entry.torch_tensor = (entry.kind == Kind::kExchangeApi || entry.kind == Kind::kDLPack) &&
+                       IsTorchTensorType(type, &entry.torch_exact);
   const int slot = g_cache_next;
   g_cache_next = (g_cache_next + 1) % kCacheSize;
   PyTypeObject* evicted = g_cache[slot].type;
