@@ -16,6 +16,7 @@ Run: python benchmarks/call_overhead.py [--quick] [--json PATH] [--ref-wheel W |
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -42,6 +43,12 @@ def parse_args(argv=None):
         type=int,
         default=0,
         help="worker processes per implementation, alternating (default: 3 quick, 5 full)",
+    )
+    parser.add_argument(
+        "--cpu",
+        default="auto",
+        help="CPU the workers time on, the same for every process: a number, 'auto' (the last "
+        "CPU this process may use) or 'none' (left to the scheduler)",
     )
     parser.add_argument(
         "--device",
@@ -81,6 +88,9 @@ def measure_calls(tvm_ffi, p: dict, device: str = "cuda") -> dict:
     )
     tensors = tuple(torch.rand(4, device=device) for _ in range(3))
     timing = {k: p[k] for k in ("iters", "samples", "warmup")}
+    cpu = os.environ.get("TVM_FFI_BENCH_CPU")
+    if cpu:  # this thread only: the build above used every CPU
+        os.sched_setaffinity(0, {int(cpu)})
     rows = {}
     if device == "cuda":
         # What a CUDA tensor costs over a host one (device and stream handling), and per tensor.
@@ -148,6 +158,17 @@ def merge_rounds(prefix: str, per_round: list[dict]) -> dict:
     return merged
 
 
+def _worker_cpu(choice: str) -> int | None:
+    if choice == "none":
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    if choice == "auto":
+        return allowed[-1]
+    if not choice.isdigit() or int(choice) not in allowed:
+        raise SystemExit(f"--cpu {choice}: not one of this process's CPUs {allowed}")
+    return int(choice)
+
+
 def collect(args, workdir: Path) -> dict:
     """Both implementations in worker processes, alternating (ours, ref, ref, ours, ...).
 
@@ -162,6 +183,10 @@ def collect(args, workdir: Path) -> dict:
     ref_dir, ref_desc = _ref.resolve_ref(args)
     raw["ref"] = ref_desc
     worker_args = ["--device", args.device] + (["--quick"] if args.quick else [])
+    # Every worker times on one CPU: processes placed on different (virtual) CPUs of a shared
+    # host differ by up to 3x for their whole life, which no number of rounds averages away.
+    cpu = _worker_cpu(args.cpu)
+    raw["cpu"] = cpu
     results: dict = {"ours": [], "ref": []}
     errors: dict = {"ref": ref_desc} if ref_dir is None else {}
     for i in range(rounds):
@@ -176,7 +201,8 @@ def collect(args, workdir: Path) -> dict:
                     worker_args,
                     impl=impl,
                     ref_dir=ref_dir if impl == "ref" else None,
-                    extra_env={"TVM_FFI_CACHE_DIR": str(cache)},
+                    extra_env={"TVM_FFI_CACHE_DIR": str(cache)}
+                    | ({"TVM_FFI_BENCH_CPU": str(cpu)} if cpu is not None else {}),
                 )
             except Exception as exc:
                 errors[impl] = _common.error_reason(exc)
@@ -275,7 +301,9 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
         {
             "title": f"Calling an exported no-op: host us per call, median over "
             f"{raw.get('rounds', 1)} alternating processes per implementation (each: "
-            f"{p['samples']} samples x {p['iters']} calls after {p['warmup']} warm-up)",
+            f"{p['samples']} samples x {p['iters']} calls after {p['warmup']} warm-up"
+            + (f", timed on CPU {raw['cpu']}" if raw.get("cpu") is not None else "")
+            + ")",
             "headers": ["path", "median us", "min us", "note"],
             "cells": call_cells,
             "notes": [

@@ -25,21 +25,15 @@ TVMFFIStreamHandle* Find(std::vector<StreamSlot>& slots, int32_t type, int32_t i
 }
 
 // Call frames are pushed and popped around every call from Python with a CUDA tensor, and read
-// by every TVMFFIEnvGetStream: their state is plain data in a constant-initialised
-// thread_local, which compiled code reaches without the per-access initialisation check that a
-// thread_local with constructors (ThreadEnv below) costs. Up to kInlineFrames nest without an
-// allocation; streams set inside a frame (rare: a callee's explicit choice) live in ThreadEnv.
-constexpr uint32_t kInlineFrames = 32;
+// by every TVMFFIEnvGetStream: their state is plain data (TVMFFICubinFrameStack, which the Python
+// core also pushes and pops inline) in a constant-initialised thread_local, which compiled code
+// reaches without the per-access initialisation check that a thread_local with constructors
+// (ThreadEnv below) costs. Up to TVM_FFI_CUBIN_INLINE_FRAMES nest without an allocation; streams
+// set inside a frame (rare: a callee's explicit choice) live in ThreadEnv.
+constexpr uint32_t kInlineFrames = TVM_FFI_CUBIN_INLINE_FRAMES;
+using FrameStack = TVMFFICubinFrameStack;
 
-struct FrameStack {
-  const TVMFFICubinStreamProvider* inline_frames[kInlineFrames];
-  const TVMFFICubinStreamProvider** heap;  // frames from kInlineFrames on
-  uint32_t heap_capacity;
-  uint32_t depth;           // open frames
-  uint32_t framed_streams;  // entries in ThreadEnv::framed (streams set inside open frames)
-};
-
-thread_local FrameStack frames;
+thread_local FrameStack frames{TVM_FFI_CUBIN_FRAME_LAYOUT, 0, 0, 0, nullptr, {}};
 
 // This thread's frames, its address computed once per call: GCC otherwise calls
 // __tls_get_addr again after each branch.
@@ -132,6 +126,8 @@ int TVMFFICubinEnvPushFrame(const TVMFFICubinStreamProvider* provider) {
   FrameAt(f, f.depth++) = provider;
   return 0;
 }
+
+TVMFFICubinFrameStack* TVMFFICubinEnvThreadFrames(void) { return &Frames(); }
 
 int TVMFFICubinEnvPopFrame(void) {
   FrameStack& f = Frames();

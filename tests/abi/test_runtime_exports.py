@@ -16,7 +16,7 @@ HEADERS = [
     next_runtime.INCLUDE / "tvm" / "ffi" / "c_api.h",
     next_runtime.INCLUDE / "tvm" / "ffi" / "extra" / "c_env_api.h",
 ]
-PRIVATE = {"TVMFFICubinEnvPushFrame", "TVMFFICubinEnvPopFrame"}
+PRIVATE = {"TVMFFICubinEnvPushFrame", "TVMFFICubinEnvPopFrame", "TVMFFICubinEnvThreadFrames"}
 #: The ModuleObj and Module members both header sets call out of line (module.cc,
 #: cxx_module.cc), and ModuleObj's vtable and typeinfo (a module class defined in a library).
 MODULE_MEMBERS = {

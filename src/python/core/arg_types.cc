@@ -6,7 +6,6 @@ namespace {
 
 constexpr int kCacheSize = 16;
 TypeEntry g_cache[kCacheSize];
-int g_cache_last = 0;
 int g_cache_next = 0;
 
 bool HasAttr(PyTypeObject* type, const char* name) {
@@ -191,12 +190,14 @@ int CheckTorchBitsBeforeExport(const ArgFrame* frame, PyObject* obj) {
   return CheckTorchBits(frame, obj, &complex_any);
 }
 
+const TypeEntry* g_last_type = &g_cache[0];
+
 const TypeEntry* LookupType(PyTypeObject* type) {
-  if (g_cache[g_cache_last].type == type) return &g_cache[g_cache_last];
+  if (g_last_type->type == type) return g_last_type;
   for (int i = 0; i < kCacheSize; ++i) {
     if (g_cache[i].type == type) {
-      g_cache_last = i;
-      return &g_cache[i];
+      g_last_type = &g_cache[i];
+      return g_last_type;
     }
   }
   TypeEntry entry{type, Kind::kOpaque, nullptr, false, false};
@@ -208,9 +209,9 @@ const TypeEntry* LookupType(PyTypeObject* type) {
   PyTypeObject* evicted = g_cache[slot].type;
   Py_INCREF(type);
   g_cache[slot] = entry;
-  g_cache_last = slot;
+  g_last_type = &g_cache[slot];
   Py_XDECREF(evicted);
-  return &g_cache[slot];
+  return g_last_type;
 }
 
 }  // namespace tvm_ffi_next

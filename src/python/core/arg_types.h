@@ -77,6 +77,9 @@ struct TypeEntry {
 /*! \brief The entry for `type`, classified on first sight (never fails: other types are
  *  kOpaque). */
 const TypeEntry* LookupType(PyTypeObject* type);
+/*! \brief The entry LookupType answered last (never NULL; the GIL guards it): a call's
+ *  tensors are usually of one type, so ConvertArg tries it before the builtin types. */
+extern const TypeEntry* g_last_type;
 
 /*!
  * \brief Refuses a torch tensor whose conjugate or negative bit is set (BufferError naming the

@@ -182,6 +182,40 @@ int IntAttr(PyObject* obj, const char* name, long long* out) {
 int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* out, DLTensor* view,
             int depth);
 
+// A tensor of a producer with the DLPack exchange API (torch): a stack DLTensor for a
+// TensorView parameter, else a TensorObj of the pool.
+inline int ExchangeApiArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* out,
+                          DLTensor* view, int depth) {
+  const ExchangeApi* api = entry->api;
+  if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
+    frame->tensor_api = api;
+  }
+  int rc;
+  const bool as_view = depth == 0 && view != nullptr && frame->position > 0 &&
+                       frame->position <= 64 &&
+                       (frame->view_params >> (frame->position - 1) & 1) != 0 &&
+                       api->dltensor_from_py_object_no_sync != nullptr;
+  DLTensor* dl;
+  if (as_view) {
+    rc = api->dltensor_from_py_object_no_sync(obj, view);
+    if (rc == 0 && !entry->torch_exact) rc = CheckProducerTensor(frame, obj, *view);
+    out->type_index = kTVMFFIDLTensorPtr;
+    out->zero_padding = 0;
+    out->v_ptr = view;
+    dl = view;
+  } else {
+    rc = TensorObjectArg(frame, api, obj, out);
+    dl = rc == 0 ? CellOf<DLTensor>(out->v_obj) : nullptr;
+  }
+  if (rc != 0) return -1;
+  if (entry->torch_tensor && CheckTorchBits(frame, obj, dl) != 0) return -1;
+  if (dl->device.device_type == kDLCUDA && frame->cuda_device < 0) {
+    frame->cuda_device = dl->device.device_id;
+    frame->stream_api = api;
+  }
+  return 0;
+}
+
 }  // namespace
 
 const char* ArgLabel(const ArgFrame* frame) {
@@ -195,6 +229,9 @@ const char* ArgLabel(const ArgFrame* frame) {
 
 int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, int depth) {
   PyTypeObject* type = Py_TYPE(obj);
+  if (g_last_type->type == type && g_last_type->kind == Kind::kExchangeApi) {
+    return ExchangeApiArg(frame, obj, g_last_type, out, view, depth);
+  }
   if (type == &PyLong_Type) return IntArg(frame, obj, out);
   if (type == &PyFloat_Type) {
     SetFloat(out, PyFloat_AS_DOUBLE(obj));
@@ -224,36 +261,7 @@ int ConvertArg(ArgFrame* frame, PyObject* obj, TVMFFIAny* out, DLTensor* view, i
     return 0;
   }
   const TypeEntry* entry = LookupType(type);
-  if (entry->kind == Kind::kExchangeApi) {
-    const ExchangeApi* api = entry->api;
-    if (frame->tensor_api == nullptr && api->managed_tensor_to_py_object_no_sync != nullptr) {
-      frame->tensor_api = api;
-    }
-    int rc;
-    const bool as_view = depth == 0 && view != nullptr && frame->position > 0 &&
-                         frame->position <= 64 &&
-                         (frame->view_params >> (frame->position - 1) & 1) != 0 &&
-                         api->dltensor_from_py_object_no_sync != nullptr;
-    DLTensor* dl;
-    if (as_view) {
-      rc = api->dltensor_from_py_object_no_sync(obj, view);
-      if (rc == 0 && !entry->torch_exact) rc = CheckProducerTensor(frame, obj, *view);
-      out->type_index = kTVMFFIDLTensorPtr;
-      out->zero_padding = 0;
-      out->v_ptr = view;
-      dl = view;
-    } else {
-      rc = TensorObjectArg(frame, api, obj, out);
-      dl = rc == 0 ? CellOf<DLTensor>(out->v_obj) : nullptr;
-    }
-    if (rc != 0) return -1;
-    if (entry->torch_tensor && CheckTorchBits(frame, obj, dl) != 0) return -1;
-    if (dl->device.device_type == kDLCUDA && frame->cuda_device < 0) {
-      frame->cuda_device = dl->device.device_id;
-      frame->stream_api = api;
-    }
-    return 0;
-  }
+  if (entry->kind == Kind::kExchangeApi) return ExchangeApiArg(frame, obj, entry, out, view, depth);
   return SlowArg(frame, obj, entry, out, view, depth);
 }
 

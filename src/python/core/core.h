@@ -244,14 +244,30 @@ TVMFFIObject* PooledTensorHandle(PooledTensor* t);
 PyObject* TensorToPython(TVMFFIObject* tensor, const ExchangeApi* api);
 
 // ---- the stream around a call (env.cc) --------------------------------------------------------
+/*!
+ * \brief The core's per-thread state of the call in progress, one thread-local for all of it:
+ *  a call with tensors reaches it once (a thread-local access in a dlopen'd library is a
+ *  __tls_get_addr call).
+ */
+struct CallThreadState {
+  const ExchangeApi* alloc_api;   // TVMFFIEnvTensorAlloc's producer (AllocScope)
+  TVMFFICubinFrameStack* frames;  // our runtime's frame stack of this thread, once asked
+};
+extern thread_local CallThreadState t_call_state;
+inline CallThreadState* CallState() {
+  CallThreadState* s = &t_call_state;
+  asm("" : "+r"(s));  // one address computation per call, not one per use
+  return s;
+}
 struct StreamScope {
   bool active = false;
-  bool lazy = false;                     // a frame was pushed (our runtime)
-  int32_t device_id = 0;                 // eager: the device whose stream was set
-  void* previous = nullptr;              // eager: its stream before the call
-  const ExchangeApi* api = nullptr;      // the producer asked for the stream
-  TVMFFICubinStreamProvider provider{};  // lazy: handed to the runtime for the call
-  PyObject* error_type = nullptr;        // lazy: the producer's failure, raised after the call
+  bool lazy = false;                        // a frame was pushed (our runtime)
+  int32_t device_id = 0;                    // eager: the device whose stream was set
+  void* previous = nullptr;                 // eager: its stream before the call
+  const ExchangeApi* api = nullptr;         // the producer asked for the stream
+  TVMFFICubinStreamProvider provider{};     // lazy: handed to the runtime for the call
+  TVMFFICubinFrameStack* frames = nullptr;  // lazy: the thread's stack it was pushed on
+  PyObject* error_type = nullptr;           // lazy: the producer's failure, raised after the call
   PyObject* error_value = nullptr;
   PyObject* error_traceback = nullptr;
   StreamScope() = default;
@@ -262,8 +278,9 @@ struct StreamScope {
     Py_XDECREF(error_value);
     Py_XDECREF(error_traceback);
   }
-  int Enter(const ArgFrame& frame);  // 0, or -1 with a Python error set
-  int Leave();                       // 0, or -1 with the provider's Python error set
+  // 0, or -1 with a Python error set. `state`: the thread's (CallState()).
+  int Enter(const ArgFrame& frame, CallThreadState* state);
+  int Leave();  // 0, or -1 with the provider's Python error set
 };
 /*! \brief Finds our runtime's frame entries (module init); absent: the eager path. */
 void InitLazyStream();
@@ -276,21 +293,23 @@ void InitHostAllocator();
  */
 class AllocScope {
  public:
-  // A call without framework tensors changes nothing (no thread-local access on that path):
-  // it allocates as its caller does.
-  explicit AllocScope(const ExchangeApi* api) : set_(api != nullptr) {
-    if (set_) Enter(api);
+  // A call without framework tensors changes nothing (`state` is NULL then: no thread-local
+  // access on that path): it allocates as its caller does.
+  AllocScope(CallThreadState* state, const ExchangeApi* api)
+      : state_(api != nullptr ? state : nullptr) {
+    if (state_ != nullptr) {
+      previous_ = state_->alloc_api;
+      state_->alloc_api = api;
+    }
   }
   ~AllocScope() {
-    if (set_) Leave();
+    if (state_ != nullptr) state_->alloc_api = previous_;
   }
   AllocScope(const AllocScope&) = delete;
   AllocScope& operator=(const AllocScope&) = delete;
 
  private:
-  void Enter(const ExchangeApi* api);
-  void Leave();
-  bool set_;
+  CallThreadState* state_;
   const ExchangeApi* previous_ = nullptr;
 };
 /*! \brief Whether calls run in lazy stream frames (our runtime). */

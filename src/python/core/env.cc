@@ -18,6 +18,9 @@ namespace {
 struct LazyFrameHook {
   int (*push)(const TVMFFICubinStreamProvider* provider) = nullptr;
   int (*pop)() = nullptr;
+  // Set when the runtime's frame stack has this core's layout: frames are pushed and popped
+  // inline on it (TVMFFICubinFramePush/Pop); else through push and pop.
+  TVMFFICubinFrameStack* (*thread_frames)() = nullptr;
 };
 LazyFrameHook g_lazy_frame;
 
@@ -73,7 +76,12 @@ void InitLazyStream() {
   auto push = reinterpret_cast<int (*)(const TVMFFICubinStreamProvider*)>(
       dlsym(runtime, "TVMFFICubinEnvPushFrame"));
   auto pop = reinterpret_cast<int (*)()>(dlsym(runtime, "TVMFFICubinEnvPopFrame"));
-  if (push != nullptr && pop != nullptr) g_lazy_frame = LazyFrameHook{push, pop};
+  auto thread_frames =
+      reinterpret_cast<TVMFFICubinFrameStack* (*)()>(dlsym(runtime, "TVMFFICubinEnvThreadFrames"));
+  if (thread_frames != nullptr && thread_frames()->layout != TVM_FFI_CUBIN_FRAME_LAYOUT) {
+    thread_frames = nullptr;
+  }
+  if (push != nullptr && pop != nullptr) g_lazy_frame = LazyFrameHook{push, pop, thread_frames};
   dlclose(runtime);  // RTLD_NOLOAD took a reference; the module's own link keeps it loaded
 }
 
@@ -165,14 +173,20 @@ PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return PyLong_FromVoidPtr(TVMFFIEnvGetStream(type, id));
 }
 
-int StreamScope::Enter(const ArgFrame& frame) {
+int StreamScope::Enter(const ArgFrame& frame, CallThreadState* state) {
   if (frame.cuda_device < 0) return 0;  // CPU-only calls: nothing to do, no query
   // A raw stream pushed for the device is the one the call sees (use_raw_stream).
   if (g_raw_stream_count != 0 && RawStreamPushed(kDLCUDA, frame.cuda_device)) return 0;
   api = frame.stream_api;
   if (g_lazy_frame.push != nullptr) {
     provider = TVMFFICubinStreamProvider{this, &ProvideStream};
-    if (g_lazy_frame.push(&provider) != 0) {
+    if (g_lazy_frame.thread_frames != nullptr) {
+      if (state->frames == nullptr) state->frames = g_lazy_frame.thread_frames();
+      frames = state->frames;
+    }
+    const int rc = frames != nullptr ? TVMFFICubinFramePush(frames, &provider, g_lazy_frame.push)
+                                     : g_lazy_frame.push(&provider);
+    if (rc != 0) {
       RaiseCallError(-1, "TVMFFICubinEnvPushFrame", nullptr);
       return -1;
     }
@@ -195,7 +209,9 @@ int StreamScope::Leave() {
   if (!active) return 0;
   active = false;
   if (lazy) {
-    if (g_lazy_frame.pop() != 0) {  // only when no frame is open: the push above opened one
+    const int rc =
+        frames != nullptr ? TVMFFICubinFramePop(frames, g_lazy_frame.pop) : g_lazy_frame.pop();
+    if (rc != 0) {  // only when no frame is open: the push above opened one
       TVMFFIObjectHandle error = nullptr;
       TVMFFIErrorMoveFromRaised(&error);
       DecRef(static_cast<TVMFFIObject*>(error));

@@ -99,14 +99,17 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   // tensor either, so nothing to switch).
   CudaDeviceGuard guard;
   if (frame.cuda_device >= 0 && !guard.Enter(frame.cuda_device, false)) return nullptr;
+  // Framework tensors set the allocator and CUDA ones the stream, in one thread-local state.
+  CallThreadState* state =
+      frame.tensor_api != nullptr || frame.cuda_device >= 0 ? CallState() : nullptr;
   StreamScope stream;
-  if (stream.Enter(frame) != 0) return nullptr;
+  if (stream.Enter(frame, state) != 0) return nullptr;
   TVMFFIAny result;
   result.type_index = kTVMFFINone;
   result.zero_padding = 0;
   result.v_int64 = 0;
   TVMFFIObject* handle = self->handle;
-  AllocScope alloc(frame.tensor_api);
+  AllocScope alloc(state, frame.tensor_api);
   const int rc = CellOf<TVMFFIFunctionCell>(handle)->safe_call(
       handle, packed, static_cast<int32_t>(nargs), &result);
   if (stream.Leave() != 0) {  // the producer could not say its stream: that error wins

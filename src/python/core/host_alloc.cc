@@ -2,8 +2,8 @@
 // that hands the request to the framework of the call's tensors (the producer's
 // managed_tensor_allocator, so a kernel's new tensor comes back as a torch tensor), or, with no
 // such framework among the arguments, allocates host memory itself (the result is a
-// tvm_ffi.Tensor). The framework is a per-thread pointer the call sets: no runtime call, no
-// allocation on a call that allocates nothing.
+// tvm_ffi.Tensor). The framework is a per-thread pointer the call sets (CallThreadState): no
+// runtime call, no allocation on a call that allocates nothing.
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -12,8 +12,6 @@
 
 namespace tvm_ffi_next {
 namespace {
-
-thread_local const ExchangeApi* t_alloc_api = nullptr;
 
 constexpr size_t kAlignment = 64;
 
@@ -108,7 +106,7 @@ int HostAllocate(DLTensor* prototype, DLManagedTensorVersioned** out, void* erro
 
 int CoreAllocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
                   void (*set_error)(void*, const char*, const char*)) {
-  const ExchangeApi* api = t_alloc_api;
+  const ExchangeApi* api = CallState()->alloc_api;
   if (api != nullptr && api->managed_tensor_allocator != nullptr) {
     return api->managed_tensor_allocator(prototype, out, error_ctx, set_error);
   }
@@ -117,11 +115,7 @@ int CoreAllocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* err
 
 }  // namespace
 
-void AllocScope::Enter(const ExchangeApi* api) {
-  previous_ = t_alloc_api;
-  t_alloc_api = api;
-}
-void AllocScope::Leave() { t_alloc_api = previous_; }
+thread_local CallThreadState t_call_state{nullptr, nullptr};
 
 void InitHostAllocator() {
   // Global: every thread that calls from Python reaches it; a foreign allocator set on a

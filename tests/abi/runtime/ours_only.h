@@ -128,6 +128,27 @@ static void OursOnly(void) {
     if (i > 0) deep_ok &= TVMFFIEnvGetStream(kDLCUDA, 0) == deep[i - 1] + 200;
   }
   printf("200 nested frames: %d, after them: %p\n", deep_ok, TVMFFIEnvGetStream(kDLCUDA, 0));
+  /* The inline push and pop the Python core uses, mixed with the runtime's entries on the same
+   * stack: past the inline frames, and with streams set inside frames (popped by the runtime,
+   * which forgets them). */
+  TVMFFICubinFrameStack* (*ThreadFrames)(void) =
+      (TVMFFICubinFrameStack * (*)(void)) dlsym(RTLD_DEFAULT, "TVMFFICubinEnvThreadFrames");
+  TVMFFICubinFrameStack* fs = ThreadFrames();
+  int mixed_ok = fs == ThreadFrames() && fs->depth == 0;
+  for (int i = 0; i < 40; ++i) {
+    mixed_ok &= (i % 3 == 0 ? PushFrame(&deep_providers[i])
+                            : TVMFFICubinFramePush(fs, &deep_providers[i], PushFrame)) == 0;
+    mixed_ok &= fs->depth == (uint32_t)i + 1 && TVMFFIEnvGetStream(kDLCUDA, 0) == deep[i] + 200;
+    if (i % 7 == 0) TVMFFIEnvSetStream(kDLCUDA, 0, (void*)(intptr_t)(0x1000 + i), NULL);
+  }
+  for (int i = 39; i >= 0; --i) {
+    const void* want = i % 7 == 0 ? (void*)(intptr_t)(0x1000 + i) : (void*)(deep[i] + 200);
+    mixed_ok &= TVMFFIEnvGetStream(kDLCUDA, 0) == want;
+    mixed_ok &= (i % 2 == 0 ? PopFrame() : TVMFFICubinFramePop(fs, PopFrame)) == 0;
+  }
+  printf("inline frames: layout %u, %d, depth after %u: %p\n", fs->layout, mixed_ok, fs->depth,
+         TVMFFIEnvGetStream(kDLCUDA, 0));
+  PrintError("inline pop without a frame", TVMFFICubinFramePop(fs, PopFrame), 1);
   static void* handle = NULL;
   PrintError("init once to NULL", TVMFFIHandleInitOnce(&handle, NullInit), 1);
 }
