@@ -1,10 +1,12 @@
 """Host cost of calling an exported function, and of load_inline (issue 2's performance targets).
 
 Rows, side by side:
-  * this project's tvm_ffi, in this process: a no-op exported with ``load_inline(...,
-    cpp_sources=..., functions=[...])`` called with 3 torch CUDA tensors, and with no arguments;
-  * apache-tvm-ffi (same import name, so it runs in its own process with PYTHONPATH pointing at
-    its unpacked wheel): the same source, the same calls;
+  * this project's tvm_ffi: a no-op exported with ``load_inline(..., cpp_sources=...,
+    functions=[...])`` called with 3 torch CUDA tensors, and with no arguments;
+  * apache-tvm-ffi (same import name, so it runs with PYTHONPATH pointing at its unpacked
+    wheel): the same source, the same calls;
+  each in a worker process of its own; the two workers time on one CPU and take turns, sample
+  by sample (collect says why);
   * a Python ``def`` with the same arguments: what the interpreter alone costs;
   * cold ``load_inline`` of a one-function ``cuda_sources`` module (fresh process, fresh
     TVM_FFI_CACHE_DIR), warm ``load_inline`` in the same process, and warm in a fresh process
@@ -16,9 +18,13 @@ Run: python benchmarks/call_overhead.py [--quick] [--json PATH] [--ref-wheel W |
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,7 +48,8 @@ def parse_args(argv=None):
         "--rounds",
         type=int,
         default=0,
-        help="worker processes per implementation, alternating (default: 3 quick, 5 full)",
+        help="pairs of worker processes (one per implementation), one after the other "
+        "(default: 2 quick, 3 full)",
     )
     parser.add_argument(
         "--cpu",
@@ -62,16 +69,16 @@ def parse_args(argv=None):
 def params(quick: bool) -> dict:
     if quick:
         return {
-            "iters": 20000,
-            "samples": 10,
+            "iters": 10000,
+            "samples": 30,
             "warmup": 2000,
             "cold_reps": 1,
             "fresh_reps": 3,
             "warm_repeats": 10,
         }
     return {
-        "iters": 100000,
-        "samples": 30,
+        "iters": 20000,
+        "samples": 60,
         "warmup": 10000,
         "cold_reps": 3,
         "fresh_reps": 5,
@@ -79,47 +86,34 @@ def params(quick: bool) -> dict:
     }
 
 
-def measure_calls(tvm_ffi, p: dict, device: str = "cuda") -> dict:
-    """{row key: row} for the no-op calls through one implementation (in the current process)."""
+def call_rows_keys(device: str) -> list[str]:
+    """The keys call_rows makes, in its order (known without building anything)."""
+    return (["tensors3_host", "tensor1"] if device == "cuda" else []) + [
+        "tensors3", "noargs", "alloc3", "python_def", "torch_empty_like",
+    ]  # fmt: skip
+
+
+def call_rows(device: str = "cuda") -> dict:
+    """{row key: (function, args)}: the calls timed through one implementation (in this process)."""
     import torch
 
     mod = _ref.import_cpp().load_inline(
         "bench_call_noop", cpp_sources=_sources.NOOP_CPP, functions=_sources.NOOP_FUNCTIONS
     )
     tensors = tuple(torch.rand(4, device=device) for _ in range(3))
-    timing = {k: p[k] for k in ("iters", "samples", "warmup")}
-    cpu = os.environ.get("TVM_FFI_BENCH_CPU")
-    if cpu:  # this thread only: the build above used every CPU
-        os.sched_setaffinity(0, {int(cpu)})
     rows = {}
     if device == "cuda":
         # What a CUDA tensor costs over a host one (device and stream handling), and per tensor.
-        host = tuple(t.cpu() for t in tensors)
-        rows["tensors3_host"] = _common.measure_row(
-            "tensors3_host", lambda: _common.time_calls(mod.noop, host, **timing)
-        )
-        rows["tensor1"] = _common.measure_row(
-            "tensor1", lambda: _common.time_calls(mod.noop1, tensors[:1], **timing)
-        )
+        rows["tensors3_host"] = (mod.noop, tuple(t.cpu() for t in tensors))
+        rows["tensor1"] = (mod.noop1, tensors[:1])
     return rows | {
-        "tensors3": _common.measure_row(
-            "tensors3", lambda: _common.time_calls(mod.noop, tensors, **timing)
-        ),
-        "noargs": _common.measure_row(
-            "noargs", lambda: _common.time_calls(mod.noop0, (), **timing)
-        ),
-        "alloc3": _common.measure_row(
-            "alloc3", lambda: _common.time_calls(mod.alloc_like, tensors, **timing)
-        ),
+        "tensors3": (mod.noop, tensors),
+        "noargs": (mod.noop0, ()),
+        "alloc3": (mod.alloc_like, tensors),
+        # The interpreter's own call, for scale: the same on both sides if the host is steady.
+        "python_def": (_python_noop, (1, 2, 3)),
         # The framework's own allocation from Python, for scale.
-        # The interpreter's own call, for scale: the same in both processes if the host is steady.
-        "python_def": _common.measure_row(
-            "python_def", lambda: _common.time_calls(_python_noop, (1, 2, 3), **timing)
-        ),
-        "torch_empty_like": _common.measure_row(
-            "torch_empty_like",
-            lambda: _common.time_calls(torch.empty_like, tensors[:1], **timing),
-        ),
+        "torch_empty_like": (torch.empty_like, tensors[:1]),
     }
 
 
@@ -128,10 +122,33 @@ def _python_noop(a, b, c):
 
 
 def worker_main(args) -> None:
-    """One round of one implementation (``--worker ours|ref``), in a process of its own."""
+    """One implementation (``--worker ours|ref``) in a process of its own, serving samples.
+
+    It builds and warms every row, says so, then times one sample of the row named on each
+    line of stdin (one line of output each) until stdin closes: the parent alternates the two
+    implementations sample by sample.
+    """
     tvm_ffi = _ref.import_impl(args.worker)
-    rows = measure_calls(tvm_ffi, params(args.quick), args.device)
-    _ref.emit_result({"version": _ref.impl_version(tvm_ffi), "rows": rows})
+    p = params(args.quick)
+    rows = {}
+    for key, (fn, fn_args) in call_rows(args.device).items():
+        try:
+            loop = _common.make_loop(len(fn_args))
+            loop(fn, p["warmup"], *fn_args)
+            rows[key] = (loop, fn, fn_args)
+        except Exception as exc:
+            rows[key] = _common.error_reason(exc)
+    cpu = os.environ.get("TVM_FFI_BENCH_CPU")
+    if cpu:  # this thread only: the build above used every CPU
+        os.sched_setaffinity(0, {int(cpu)})
+    failed = {k: v for k, v in rows.items() if isinstance(v, str)}
+    _ref.emit_result({"version": _ref.impl_version(tvm_ffi), "failed": failed})
+    for line in sys.stdin:
+        loop, fn, fn_args = rows[line.strip()]
+        t0 = time.perf_counter_ns()
+        loop(fn, p["iters"], *fn_args)
+        t1 = time.perf_counter_ns()
+        _ref.emit_result({"us": (t1 - t0) / p["iters"] / 1e3})
 
 
 def jit_rows(prefix: str, series: dict | None, error: str | None) -> dict:
@@ -146,16 +163,49 @@ def jit_rows(prefix: str, series: dict | None, error: str | None) -> dict:
     }
 
 
-def merge_rounds(prefix: str, per_round: list[dict]) -> dict:
-    """{prefix_key: row}: each row's samples are the per-process medians, one per round."""
-    merged: dict = {}
-    for key in per_round[0]:
-        rounds = [r[key] for r in per_round]
-        failed = next((r for r in rounds if r.get("status") != "ok"), None)
-        merged[f"{prefix}_{key}"] = (
-            failed if failed is not None else _common.ok_row(key, [r["median"] for r in rounds])
-        )
-    return merged
+class _Server:
+    """A worker process serving samples of one implementation (worker_main)."""
+
+    def __init__(self, impl: str, args, ref_dir: str | None, env: dict, workdir: Path) -> None:
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--worker",
+            impl,
+            "--device",
+            args.device,
+            *(["--quick"] if args.quick else []),
+        ]
+        self.impl = impl
+        self.log = open(workdir / f"{impl}.stderr", "w+")  # noqa: SIM115 (closed in close())
+        # cwd outside the repository so that no stray ./tvm_ffi shadows the package under test.
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env=_ref.worker_env(impl, ref_dir, env), cwd=tempfile.gettempdir(),
+        )  # fmt: skip
+
+    def result(self) -> dict:
+        for line in self.proc.stdout:
+            if line.startswith(_ref.RESULT_MARKER):
+                return json.loads(line[len(_ref.RESULT_MARKER) :])
+        self.proc.wait()
+        self.log.seek(0)
+        reason = _ref.failure_reason(self.log.read())
+        raise RuntimeError(f"{self.impl} worker exited {self.proc.returncode}: {reason}")
+
+    def sample(self, key: str) -> float:
+        self.proc.stdin.write(key + "\n")
+        self.proc.stdin.flush()
+        return self.result()["us"]
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
 
 
 def _worker_cpu(choice: str) -> int | None:
@@ -170,59 +220,73 @@ def _worker_cpu(choice: str) -> int | None:
 
 
 def collect(args, workdir: Path) -> dict:
-    """Both implementations in worker processes, alternating (ours, ref, ref, ours, ...).
+    """Both implementations in worker processes that serve samples, alternated sample by sample.
 
-    Why: on a shared host one process can run at half the speed of the next for its whole
-    life (seen on the GPU machines: a plain Python call 0.030 us in one run, 0.053 in the next).
-    Alternating processes and taking the median over rounds keeps that out of the comparison.
+    Why: on a shared host the speed of a process drifts (seen on the GPU machines: a plain
+    Python call took 0.030 us in one process and 0.053 us in the next, and rounds of one process
+    per side gave ratios from 0.2 to 0.8). Samples a few milliseconds apart, on one CPU, see
+    the same host: each pair gives a ratio, and the median over pairs is the comparison.
     """
     p = params(args.quick)
-    rounds = args.rounds or (3 if args.quick else 5)
+    rounds = args.rounds or (2 if args.quick else 3)
     raw: dict = {"params": p, "device": args.device, "rounds": rounds, "rows": {}, "versions": {}}
     rows = raw["rows"]
     ref_dir, ref_desc = _ref.resolve_ref(args)
     raw["ref"] = ref_desc
-    worker_args = ["--device", args.device] + (["--quick"] if args.quick else [])
-    # Every worker times on one CPU: processes placed on different (virtual) CPUs of a shared
-    # host differ by up to 3x for their whole life, which no number of rounds averages away.
     cpu = _worker_cpu(args.cpu)
     raw["cpu"] = cpu
-    results: dict = {"ours": [], "ref": []}
-    errors: dict = {"ref": ref_desc} if ref_dir is None else {}
-    for i in range(rounds):
-        for impl in ("ours", "ref") if i % 2 == 0 else ("ref", "ours"):
-            if impl in errors:
-                continue
-            cache = workdir / f"{impl}cache"
-            cache.mkdir(exist_ok=True)
-            try:
-                res = _ref.run_worker(
-                    f"{NAME}.py",
-                    worker_args,
-                    impl=impl,
-                    ref_dir=ref_dir if impl == "ref" else None,
-                    extra_env={"TVM_FFI_CACHE_DIR": str(cache)}
-                    | ({"TVM_FFI_BENCH_CPU": str(cpu)} if cpu is not None else {}),
-                )
-            except Exception as exc:
-                errors[impl] = _common.error_reason(exc)
-                continue
-            raw["versions"][impl] = res["version"]
-            results[impl].append(res["rows"])
+    impls = ["ours"] + (["ref"] if ref_dir is not None else [])
+    errors: dict = {} if ref_dir is not None else {"ref": ref_desc}
+    samples: dict = {impl: {} for impl in impls}
+    failed: dict = {}
+    ratios: list[float] = []
+    for _ in range(rounds):
+        servers: dict = {}
+        try:
+            for impl in impls:
+                env = {"TVM_FFI_CACHE_DIR": str(workdir / f"{impl}cache")}
+                if cpu is not None:
+                    env["TVM_FFI_BENCH_CPU"] = str(cpu)
+                servers[impl] = _Server(impl, args, ref_dir if impl == "ref" else None, env,
+                                        workdir)  # fmt: skip
+            for impl, server in list(servers.items()):
+                try:
+                    ready = server.result()
+                except Exception as exc:
+                    errors[impl] = _common.error_reason(exc)
+                    servers.pop(impl).close()
+                    continue
+                raw["versions"][impl] = ready["version"]
+                failed.update({f"{impl}_{k}": v for k, v in ready["failed"].items()})
+            keys = call_rows_keys(args.device)
+            for i in range(p["samples"]):
+                for j, key in enumerate(keys):
+                    order = list(servers) if (i + j) % 2 == 0 else list(reversed(servers))
+                    got = {}
+                    for impl in order:
+                        if f"{impl}_{key}" in failed:
+                            continue
+                        got[impl] = servers[impl].sample(key)
+                        samples[impl].setdefault(key, []).append(got[impl])
+                    if key == "tensors3" and len(got) == 2:
+                        ratios.append(got["ours"] / got["ref"])
+        except Exception as exc:
+            for impl in servers:
+                errors.setdefault(impl, _common.error_reason(exc))
+        finally:
+            for server in servers.values():
+                server.close()
     for impl in ("ours", "ref"):
-        if impl in errors or not results[impl]:
-            reason = errors.get(impl, "no round finished")
-            keys = ("tensors3", "noargs", "alloc3", "python_def")
-            rows.update({f"{impl}_{k}": _common.na_row(k, reason) for k in keys})
-        else:
-            rows.update(merge_rounds(impl, results[impl]))
-    if results["ours"] and results["ref"] and "ref" not in errors and "ours" not in errors:
-        pairs = zip(results["ours"], results["ref"])
-        raw["ratios"] = [
-            o["tensors3"]["median"] / r["tensors3"]["median"]
-            for o, r in pairs
-            if o["tensors3"].get("status") == "ok" and r["tensors3"].get("status") == "ok"
-        ]
+        for key in call_rows_keys(args.device):
+            name = f"{impl}_{key}"
+            if name in failed:
+                rows[name] = _common.na_row(key, failed[name])
+            elif samples.get(impl, {}).get(key):
+                rows[name] = _common.ok_row(key, samples[impl][key])
+            else:
+                rows[name] = _common.na_row(key, errors.get(impl, "not run"))
+    if ratios:
+        raw["ratios"] = ratios
     rows["python_def"] = rows.get("ours_python_def", _common.na_row("python_def", "not run"))
 
     if args.skip_jit:
@@ -281,11 +345,11 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
     ]
     ratios = raw.get("ratios") or []
     if ratios:
-        # Per round (one process of each, back to back), then the median: the issue's bar is 0.5x.
+        # Per pair of samples (one of each, back to back), then the median.
+        q = statistics.quantiles(ratios, n=10) if len(ratios) > 1 else [ratios[0]] * 9
         ratio = (
-            f"{statistics.median(ratios):.2f}x apache's (rounds: "
-            + ", ".join(f"{r:.2f}" for r in ratios)
-            + ")"
+            f"{statistics.median(ratios):.2f}x apache's (median of {len(ratios)} sample pairs; "
+            f"p10-p90 {q[0]:.2f}-{q[-1]:.2f})"
         )
         call_cells[0][-1] = f"{call_cells[0][-1]}; {ratio}" if call_cells[0][-1] else ratio
     alloc, noop = rows.get("ours_alloc3"), rows.get("ours_tensors3")
@@ -299,16 +363,17 @@ def make_report(raw: dict, mode: str, env: dict) -> dict:
                 )
     sections = [
         {
-            "title": f"Calling an exported no-op: host us per call, median over "
-            f"{raw.get('rounds', 1)} alternating processes per implementation (each: "
-            f"{p['samples']} samples x {p['iters']} calls after {p['warmup']} warm-up"
+            "title": f"Calling an exported no-op: host us per call, median of "
+            f"{raw.get('rounds', 1)} x {p['samples']} samples of {p['iters']} calls per "
+            f"implementation ({raw.get('rounds', 1)} worker process pairs, samples alternated "
+            f"between the two, after {p['warmup']} warm-up calls"
             + (f", timed on CPU {raw['cpu']}" if raw.get("cpu") is not None else "")
             + ")",
             "headers": ["path", "median us", "min us", "note"],
             "cells": call_cells,
             "notes": [
                 f"{ref_name} ran in processes of its own (it has the same import name, "
-                f"tvm_ffi), from {raw.get('ref', '?')}; min us: the fastest round's median"
+                f"tvm_ffi), from {raw.get('ref', '?')}; min us: the fastest sample"
             ],
         }
     ]

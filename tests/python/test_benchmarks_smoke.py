@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import apache_wheel
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "benchmarks"
 
@@ -275,3 +277,27 @@ def test_floor_module_exports_every_loop(bench):
     for name in {*mod.FLOOR_ROWS.values(), *mod.REF_FLOORS.values()}:
         assert name in s.FLOOR_LOOPS
         assert f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({name}, Loop_{name});" in src
+
+
+def test_call_overhead_alternates_samples_with_apache(tmp_path):
+    """With apache-tvm-ffi's wheel, both implementations serve samples in turn: every call row
+    has as many samples on each side, and the ratio is taken per pair of samples."""
+    wheel = apache_wheel.require_wheel()
+    out = tmp_path / "call.json"
+    env = dict(os.environ, TVM_FFI_CACHE_DIR=str(tmp_path / "cache"))
+    argv = [sys.executable, str(BENCH / "call_overhead.py"), "--quick", "--skip-jit"]
+    argv += ["--device", "cpu", "--rounds", "1", "--ref-wheel", str(wheel), "--json", str(out)]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    raw = json.loads(out.read_text())["raw"]
+    rows = raw["rows"]
+    samples = raw["params"]["samples"]
+    for key in ("tensors3", "noargs", "alloc3", "python_def"):
+        assert rows[f"ours_{key}"]["status"] == "ok", rows[f"ours_{key}"]
+        assert rows[f"ref_{key}"]["status"] == "ok", rows[f"ref_{key}"]
+        assert len(rows[f"ours_{key}"]["samples"]) == len(rows[f"ref_{key}"]["samples"]) == samples
+    assert raw["versions"]["ref"] == apache_wheel.VERSION
+    assert len(raw["ratios"]) == samples
+    pairs = zip(rows["ours_tensors3"]["samples"], rows["ref_tensors3"]["samples"])
+    assert raw["ratios"] == [o / r for o, r in pairs]
+    assert f"median of {samples} sample pairs" in proc.stdout
