@@ -73,6 +73,11 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_context_with, [](TensorView) { return Curr
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(current_device_with2, [](TensorView, TensorView) {
   return CurrentDevice();
 });
+// The current device after the callee asked for the stream of device `id`.
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(device_after_stream_of, [](TensorView, int64_t id) {
+  Stream(kDLCUDA, id);
+  return CurrentDevice();
+});
 
 // Overrides the stream inside the call; the override must not outlive the call.
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(override_stream, [](TensorView t, int64_t stream) {
@@ -184,6 +189,27 @@ def test_device_guard_enters_the_primary_context_and_back(mod):
         assert mod.current_context_with(torch.zeros(1)) == ctx.other  # CPU: untouched
 
 
+class _DLPackOnly:
+    """A CUDA tensor through __dlpack__ alone (as CuPy's and JAX's arrays come)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __dlpack__(self, **kwargs):
+        return self._tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._tensor.__dlpack_device__()
+
+
+def test_device_guard_covers_dlpack_tensors(mod):
+    # A __dlpack__ tensor's device is current for the call as a torch tensor's is.
+    x = _DLPackOnly(torch.zeros(4, device="cuda"))
+    with gpu.foreign_context() as ctx:
+        assert mod.current_context_with(x) == ctx.primary
+        assert mod.current_context() == ctx.other  # restored
+
+
 def test_device_guard_switches_to_the_tensors_device_and_back(mod):
     gpu.needs_two_gpus()
     torch.cuda.set_device(0)
@@ -193,10 +219,20 @@ def test_device_guard_switches_to_the_tensors_device_and_back(mod):
     assert mod.current_device_with(a1) == 1
     assert mod.current_device_with2(a1, a0) == 1  # the first CUDA tensor wins
     assert mod.current_device() == 0  # restored
+    # Asking for another device's stream makes that device current for the rest of the call,
+    # so a launch on its default stream lands there; the caller's comes back after.
+    assert mod.device_after_stream_of(a0, 1) == 1
+    assert mod.device_after_stream_of(a1, 0) == 0
+    assert mod.current_device() == 0
     assert torch.cuda.current_device() == 0
     s1 = torch.cuda.Stream(device=1)
     with torch.cuda.stream(s1):
         assert mod.stream_of(a1, KDL_CUDA, 1) == s1.cuda_stream
+        assert mod.stream_of(a0, KDL_CUDA, 1) == s1.cuda_stream  # asked for device 1
+        # A raw stream of one device wins for that device only, whichever tensor came first.
+        with tvm_ffi.use_raw_stream("cuda:1", 0x1110):
+            assert mod.stream_of(a0, KDL_CUDA, 1) == 0x1110
+            assert mod.stream_of(a1, KDL_CUDA, 0) == torch.cuda.current_stream(0).cuda_stream
     x = torch.full((1024,), -1.0, device="cuda:1")
     torch.cuda.synchronize(1)
     mod.fill_async(x, _float_bits(4.0))

@@ -479,7 +479,8 @@ def test_stream_comes_from_the_producer_of_a_cuda_tensor_argument(mod):
     # The producer's current_work_stream, asked lazily, for any CUDA device the callee asks.
     FakeCuda = _fake_tensor_type(mod, "cuda")
     assert mod.stream_of(FakeCuda(), KDL_CUDA, 0) == 0x5000 + 16 * KDL_CUDA + 0
-    assert mod.stream_of(FakeCuda(), KDL_CUDA, 3) == 0x5000 + 16 * KDL_CUDA + 3
+    if not _has_libcuda():  # with a driver, asking for device 3 makes it current: it must exist
+        assert mod.stream_of(FakeCuda(), KDL_CUDA, 3) == 0x5000 + 16 * KDL_CUDA + 3
     # A call without tensors has no producer to ask, whatever was seen before.
     mod.sum_f64(_fake_tensor_type(mod, "direct")())
     assert mod.stream_without_tensor(KDL_CUDA, 3) == 0
@@ -505,6 +506,25 @@ def test_cuda_tensor_fields_reach_the_callee_without_a_driver(mod):
     # gets the DLTensor's fields as given (reading the memory would be its own error).
     FakeCuda = _fake_tensor_type(mod, "cuda")
     assert mod.describe(FakeCuda()) == [KDL_CUDA, 0, [3], [1], FLOAT, 64, 1]
+
+
+@pytest.mark.skipif(_has_libcuda(), reason="checks a machine without libcuda")
+def test_raw_streams_answer_per_device_inside_a_call(mod):
+    # use_raw_stream of a device wins over the producer's stream for that device only, whichever
+    # device the call's first tensor is on. (With a driver, asking for a device's stream makes
+    # it current, so the fake devices would have to exist: test_core_cuda.py has the real one.)
+    FakeCuda = _fake_tensor_type(mod, "cuda")  # its tensors are on cuda:0
+    producer = 0x5000 + 16 * KDL_CUDA
+    with tvm_ffi.use_raw_stream("cuda:1", 0x1110):
+        assert mod.stream_of(FakeCuda(), KDL_CUDA, 1) == 0x1110
+        assert mod.stream_of(FakeCuda(), KDL_CUDA, 0) == producer + 0
+    with tvm_ffi.use_raw_stream("cuda:0", 0x1000):
+        assert mod.stream_of(FakeCuda(), KDL_CUDA, 0) == 0x1000
+        assert mod.stream_of(FakeCuda(), KDL_CUDA, 2) == producer + 2
+        with tvm_ffi.use_raw_stream("cuda:0", 0x2000):
+            assert mod.stream_of(FakeCuda(), KDL_CUDA, 0) == 0x2000  # the innermost
+        assert mod.stream_of(FakeCuda(), KDL_CUDA, 0) == 0x1000
+    assert mod.stream_of(FakeCuda(), KDL_CUDA, 0) == producer + 0
 
 
 # ---- torch ----------------------------------------------------------------------------------

@@ -209,9 +209,11 @@ inline int ExchangeApiArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry
   }
   if (rc != 0) return -1;
   if (entry->torch_tensor && CheckTorchBits(frame, obj, dl) != 0) return -1;
-  if (dl->device.device_type == kDLCUDA && frame->cuda_device < 0) {
-    frame->cuda_device = dl->device.device_id;
-    frame->stream_api = api;
+  if (dl->device.device_type == kDLCUDA) {
+    if (frame->cuda_device < 0) frame->cuda_device = dl->device.device_id;
+    // The stream comes from the first producer that can say its current one (a __dlpack__
+    // tensor before it cannot).
+    if (frame->stream_api == nullptr) frame->stream_api = api;
   }
   return 0;
 }
@@ -332,9 +334,17 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
       return ContainerArg(frame, obj, "ffi.Map", items, true, out, depth);
     }
     case Kind::kExchangeApi:  // handled by the caller
-    case Kind::kDLPack:
+    case Kind::kDLPack: {
       if (entry->torch_tensor && CheckTorchBitsBeforeExport(frame, obj) != 0) return -1;
-      return TensorObjectArg(frame, nullptr, obj, out);
+      if (TensorObjectArg(frame, nullptr, obj, out) != 0) return -1;
+      // Its device is current for the call as a torch tensor's is (CuPy, JAX); it has no
+      // producer to ask for a stream.
+      const DLDevice device = CellOf<DLTensor>(out->v_obj)->device;
+      if (device.device_type == kDLCUDA && frame->cuda_device < 0) {
+        frame->cuda_device = device.device_id;
+      }
+      return 0;
+    }
     case Kind::kObjectProtocol: {
       PyObject* inner = PyObject_CallMethod(obj, "__tvm_ffi_object__", nullptr);
       if (inner == nullptr) return -1;

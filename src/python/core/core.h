@@ -244,6 +244,7 @@ TVMFFIObject* PooledTensorHandle(PooledTensor* t);
 PyObject* TensorToPython(TVMFFIObject* tensor, const ExchangeApi* api);
 
 // ---- the stream around a call (env.cc) --------------------------------------------------------
+class CudaDeviceGuard;  // cuda_guard.h
 /*!
  * \brief The core's per-thread state of the call in progress, one thread-local for all of it:
  *  a call with tensors reaches it once (a thread-local access in a dlopen'd library is a
@@ -267,6 +268,7 @@ struct StreamScope {
   const ExchangeApi* api = nullptr;         // the producer asked for the stream
   TVMFFICubinStreamProvider provider{};     // lazy: handed to the runtime for the call
   TVMFFICubinFrameStack* frames = nullptr;  // lazy: the thread's stack it was pushed on
+  CudaDeviceGuard* guard = nullptr;         // lazy: the call's, entered per device asked
   PyObject* error_type = nullptr;           // lazy: the producer's failure, raised after the call
   PyObject* error_value = nullptr;
   PyObject* error_traceback = nullptr;
@@ -278,8 +280,9 @@ struct StreamScope {
     Py_XDECREF(error_value);
     Py_XDECREF(error_traceback);
   }
-  // 0, or -1 with a Python error set. `state`: the thread's (CallState()).
-  int Enter(const ArgFrame& frame, CallThreadState* state);
+  // 0, or -1 with a Python error set. `state`: the thread's (CallState()); `guard`: the
+  // call's device guard, which a callee's stream query for a device moves to that device.
+  int Enter(const ArgFrame& frame, CallThreadState* state, CudaDeviceGuard* guard);
   int Leave();  // 0, or -1 with the provider's Python error set
 };
 /*! \brief Finds our runtime's frame entries (module init); absent: the eager path. */

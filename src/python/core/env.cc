@@ -9,6 +9,7 @@
 
 #include "arg_types.h"
 #include "core.h"
+#include "cuda_guard.h"
 
 namespace tvm_ffi_next {
 
@@ -24,10 +25,11 @@ struct LazyFrameHook {
 };
 LazyFrameHook g_lazy_frame;
 
-// push_raw_stream's entries on this thread: the device and the stream it replaced.
+// push_raw_stream's entries on this thread: the device, its stream and the one it replaced.
 struct RawStream {
   int32_t device_type;
   int32_t device_id;
+  void* stream;
   void* previous;
 };
 thread_local std::vector<RawStream> t_raw_streams;
@@ -52,10 +54,21 @@ int CurrentWorkStream(const ExchangeApi* api, int32_t device_id, void** stream) 
 // function, so it is kept in the scope and raised after the call.
 TVMFFIStreamHandle ProvideStream(void* ctx, int32_t device_type, int32_t device_id) {
   auto* scope = static_cast<StreamScope*>(ctx);
-  if (device_type != kDLCUDA || scope->api == nullptr ||
-      scope->api->current_work_stream == nullptr || scope->error_type != nullptr) {
+  if (device_type != kDLCUDA || scope->error_type != nullptr) return nullptr;
+  // A stream of device d carries no device when it is the default (NULL) one, and a launch on
+  // it goes to the current context: asking for d's stream makes d current for the rest of the
+  // call, so a callee with tensors of several devices launches each on its own.
+  if (scope->guard != nullptr && !scope->guard->Enter(device_id, false)) {
+    PyErr_Fetch(&scope->error_type, &scope->error_value, &scope->error_traceback);
     return nullptr;
   }
+  if (g_raw_stream_count != 0) {  // use_raw_stream for the device asked wins, as outside calls
+    for (size_t i = t_raw_streams.size(); i-- > 0;) {
+      const RawStream& r = t_raw_streams[i];
+      if (r.device_type == kDLCUDA && r.device_id == device_id) return r.stream;
+    }
+  }
+  if (scope->api == nullptr || scope->api->current_work_stream == nullptr) return nullptr;
   void* stream = nullptr;
   if (CurrentWorkStream(scope->api, device_id, &stream) != 0) {
     PyErr_Fetch(&scope->error_type, &scope->error_value, &scope->error_traceback);
@@ -115,7 +128,8 @@ PyObject* PushRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   const long device_id = PyLong_AsLong(args[1]);
   void* stream = PyLong_AsVoidPtr(args[2]);
   if (PyErr_Occurred()) return nullptr;
-  RawStream entry{static_cast<int32_t>(device_type), static_cast<int32_t>(device_id), nullptr};
+  RawStream entry{static_cast<int32_t>(device_type), static_cast<int32_t>(device_id), stream,
+                  nullptr};
   if (TVMFFIEnvSetStream(entry.device_type, entry.device_id, stream, &entry.previous) != 0) {
     RaiseCallError(-1, "push_raw_stream", nullptr);
     return nullptr;
@@ -173,12 +187,14 @@ PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return PyLong_FromVoidPtr(TVMFFIEnvGetStream(type, id));
 }
 
-int StreamScope::Enter(const ArgFrame& frame, CallThreadState* state) {
+int StreamScope::Enter(const ArgFrame& frame, CallThreadState* state, CudaDeviceGuard* call_guard) {
   if (frame.cuda_device < 0) return 0;  // CPU-only calls: nothing to do, no query
-  // A raw stream pushed for the device is the one the call sees (use_raw_stream).
-  if (g_raw_stream_count != 0 && RawStreamPushed(kDLCUDA, frame.cuda_device)) return 0;
   api = frame.stream_api;
+  // Without a producer that says its stream (a __dlpack__ tensor's) the callee sees the
+  // streams set outside calls (use_raw_stream), as a frame would answer them.
+  if (api == nullptr || api->current_work_stream == nullptr) return 0;
   if (g_lazy_frame.push != nullptr) {
+    guard = call_guard;
     provider = TVMFFICubinStreamProvider{this, &ProvideStream};
     if (g_lazy_frame.thread_frames != nullptr) {
       if (state->frames == nullptr) state->frames = g_lazy_frame.thread_frames();
@@ -193,7 +209,8 @@ int StreamScope::Enter(const ArgFrame& frame, CallThreadState* state) {
     lazy = active = true;
     return 0;
   }
-  if (api == nullptr || api->current_work_stream == nullptr) return 0;
+  // A raw stream pushed for the device is the one the call sees (use_raw_stream).
+  if (g_raw_stream_count != 0 && RawStreamPushed(kDLCUDA, frame.cuda_device)) return 0;
   void* stream = nullptr;
   if (CurrentWorkStream(api, frame.cuda_device, &stream) != 0) return -1;
   if (TVMFFIEnvSetStream(kDLCUDA, frame.cuda_device, stream, &previous) != 0) {

@@ -103,7 +103,7 @@ PyObject* FunctionVectorcall(PyObject* self_obj, PyObject* const* args, size_t n
   CallThreadState* state =
       frame.tensor_api != nullptr || frame.cuda_device >= 0 ? CallState() : nullptr;
   StreamScope stream;
-  if (stream.Enter(frame, state) != 0) return nullptr;
+  if (stream.Enter(frame, state, &guard) != 0) return nullptr;
   TVMFFIAny result;
   result.type_index = kTVMFFINone;
   result.zero_padding = 0;
