@@ -58,7 +58,11 @@ struct ThreadEnv {
   std::vector<FramedStream> framed;  // set inside open frames, the innermost frame's last
   DLPackManagedTensorAllocator allocator = nullptr;
   bool has_allocator = false;
-  ~ThreadEnv() { std::free(frames.heap); }  // the deep frames' array, if the thread needed one
+  ~ThreadEnv() {  // the deep frames' array, if the thread needed one
+    std::free(frames.heap);
+    frames.heap = nullptr;  // a later thread_local destructor's push grows a new one
+    frames.heap_capacity = 0;
+  }
 };
 
 thread_local ThreadEnv env;

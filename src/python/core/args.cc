@@ -213,7 +213,9 @@ inline int ExchangeApiArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry
     if (frame->cuda_device < 0) frame->cuda_device = dl->device.device_id;
     // The stream comes from the first producer that can say its current one (a __dlpack__
     // tensor before it cannot).
-    if (frame->stream_api == nullptr) frame->stream_api = api;
+    if (frame->stream_api == nullptr && api->current_work_stream != nullptr) {
+      frame->stream_api = api;
+    }
   }
   return 0;
 }

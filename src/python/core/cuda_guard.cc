@@ -52,6 +52,12 @@ Driver* GetDriver() {
     driver->load_error = "libcuda.so.1 lacks a driver API function";
     return driver;
   }
+  // cuCtxGetCurrent answers CUDA_ERROR_NOT_INITIALIZED before cuInit; a producer's CUDA tensor
+  // does not imply that the process initialised the driver.
+  if (driver->cuInit(0) != 0) {
+    driver->load_error = "cuInit failed (no usable CUDA device)";
+    return driver;
+  }
   driver->ok = true;
   return driver;
 }

@@ -190,9 +190,9 @@ PyObject* GetRawStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 int StreamScope::Enter(const ArgFrame& frame, CallThreadState* state, CudaDeviceGuard* call_guard) {
   if (frame.cuda_device < 0) return 0;  // CPU-only calls: nothing to do, no query
   api = frame.stream_api;
-  // Without a producer that says its stream (a __dlpack__ tensor's) the callee sees the
-  // streams set outside calls (use_raw_stream), as a frame would answer them.
-  if (api == nullptr || api->current_work_stream == nullptr) return 0;
+  // Every call with a CUDA tensor gets a frame, also one whose producer cannot say its stream
+  // (a __dlpack__ tensor's: the provider answers raw streams, else NULL): a callee's query must
+  // never reach the frame, and the device guard, of the call this one is nested in.
   if (g_lazy_frame.push != nullptr) {
     guard = call_guard;
     provider = TVMFFICubinStreamProvider{this, &ProvideStream};
@@ -209,6 +209,7 @@ int StreamScope::Enter(const ArgFrame& frame, CallThreadState* state, CudaDevice
     lazy = active = true;
     return 0;
   }
+  if (api == nullptr || api->current_work_stream == nullptr) return 0;
   // A raw stream pushed for the device is the one the call sees (use_raw_stream).
   if (g_raw_stream_count != 0 && RawStreamPushed(kDLCUDA, frame.cuda_device)) return 0;
   void* stream = nullptr;
