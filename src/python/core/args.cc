@@ -182,6 +182,16 @@ int IntAttr(PyObject* obj, const char* name, long long* out) {
 int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* out, DLTensor* view,
             int depth);
 
+// A CUDA tensor argument: the first one's device is current for the call, and the stream comes
+// from the first producer that can say its current one (`api`; NULL for a __dlpack__ tensor).
+void NoteTensorDevice(ArgFrame* frame, const DLDevice& device, const ExchangeApi* api) {
+  if (device.device_type != kDLCUDA) return;
+  if (frame->cuda_device < 0) frame->cuda_device = device.device_id;
+  if (frame->stream_api == nullptr && api != nullptr && api->current_work_stream != nullptr) {
+    frame->stream_api = api;
+  }
+}
+
 // A tensor of a producer with the DLPack exchange API (torch): a stack DLTensor for a
 // TensorView parameter, else a TensorObj of the pool.
 inline int ExchangeApiArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* out,
@@ -209,14 +219,7 @@ inline int ExchangeApiArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry
   }
   if (rc != 0) return -1;
   if (entry->torch_tensor && CheckTorchBits(frame, obj, dl) != 0) return -1;
-  if (dl->device.device_type == kDLCUDA) {
-    if (frame->cuda_device < 0) frame->cuda_device = dl->device.device_id;
-    // The stream comes from the first producer that can say its current one (a __dlpack__
-    // tensor before it cannot).
-    if (frame->stream_api == nullptr && api->current_work_stream != nullptr) {
-      frame->stream_api = api;
-    }
-  }
+  NoteTensorDevice(frame, dl->device, api);
   return 0;
 }
 
@@ -339,12 +342,7 @@ int SlowArg(ArgFrame* frame, PyObject* obj, const TypeEntry* entry, TVMFFIAny* o
     case Kind::kDLPack: {
       if (entry->torch_tensor && CheckTorchBitsBeforeExport(frame, obj) != 0) return -1;
       if (TensorObjectArg(frame, nullptr, obj, out) != 0) return -1;
-      // Its device is current for the call as a torch tensor's is (CuPy, JAX); it has no
-      // producer to ask for a stream.
-      const DLDevice device = CellOf<DLTensor>(out->v_obj)->device;
-      if (device.device_type == kDLCUDA && frame->cuda_device < 0) {
-        frame->cuda_device = device.device_id;
-      }
+      NoteTensorDevice(frame, CellOf<DLTensor>(out->v_obj)->device, nullptr);  // CuPy, JAX
       return 0;
     }
     case Kind::kObjectProtocol: {

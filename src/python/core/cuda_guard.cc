@@ -94,10 +94,7 @@ bool CudaDeviceGuard::Switch(int32_t device, bool require_driver) {
   }
   if (static_cast<size_t>(device) >= d->primary.size()) d->primary.resize(device + 1, nullptr);
   if (d->primary[device] == nullptr) {
-    // The caller has CUDA tensors, so the driver is initialised already; cuInit is a no-op
-    // then, and keeps us correct for a producer that never initialised it on our behalf.
-    CUdevice handle = 0;
-    if ((err = d->cuInit(0)) != 0) return SetDriverError(d, "cuInit", err, device);
+    CUdevice handle = 0;  // GetDriver initialised the driver
     if ((err = d->cuDeviceGet(&handle, device)) != 0) {
       return SetDriverError(d, "cuDeviceGet", err, device);
     }

@@ -37,6 +37,15 @@ thread_local std::vector<RawStream> t_raw_streams;
 // thread-local lookup, which costs a TLS access per call.
 size_t g_raw_stream_count = 0;
 
+// This thread's innermost push_raw_stream entry for the device, or NULL.
+const RawStream* FindRawStream(int32_t device_type, int32_t device_id) {
+  for (size_t i = t_raw_streams.size(); i-- > 0;) {
+    const RawStream& r = t_raw_streams[i];
+    if (r.device_type == device_type && r.device_id == device_id) return &r;
+  }
+  return nullptr;
+}
+
 // The producer's current stream for CUDA device `device_id`: 0, or -1 with a Python error set
 // (the producer's own, else one naming what failed).
 int CurrentWorkStream(const ExchangeApi* api, int32_t device_id, void** stream) {
@@ -63,10 +72,7 @@ TVMFFIStreamHandle ProvideStream(void* ctx, int32_t device_type, int32_t device_
     return nullptr;
   }
   if (g_raw_stream_count != 0) {  // use_raw_stream for the device asked wins, as outside calls
-    for (size_t i = t_raw_streams.size(); i-- > 0;) {
-      const RawStream& r = t_raw_streams[i];
-      if (r.device_type == kDLCUDA && r.device_id == device_id) return r.stream;
-    }
+    if (const RawStream* r = FindRawStream(kDLCUDA, device_id)) return r->stream;
   }
   if (scope->api == nullptr || scope->api->current_work_stream == nullptr) return nullptr;
   void* stream = nullptr;
@@ -101,10 +107,7 @@ void InitLazyStream() {
 bool LazyStreamEnabled() { return g_lazy_frame.push != nullptr; }
 
 bool RawStreamPushed(int32_t device_type, int32_t device_id) {
-  for (const RawStream& r : t_raw_streams) {
-    if (r.device_type == device_type && r.device_id == device_id) return true;
-  }
-  return false;
+  return FindRawStream(device_type, device_id) != nullptr;
 }
 
 int CallStream(const ExchangeApi* api, int32_t device_id, void** stream) {
