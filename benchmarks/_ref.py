@@ -49,7 +49,29 @@ def resolve_ref(args: argparse.Namespace) -> tuple[str | None, str]:
         return None, "no apache-tvm-ffi wheel (pass --ref-wheel or --ref-path)"
     if not wheel.is_file():
         return None, f"wheel {wheel} not found"
+    mismatch = wheel_python_mismatch(wheel.name)
+    if mismatch:
+        return None, mismatch
     return unpack_wheel(wheel), f"{wheel.name}"
+
+
+def wheel_python_mismatch(filename: str) -> str | None:
+    """Why a wheel cannot run on this interpreter, or None.
+
+    An extension built for another CPython fails deep in its own import (a circular-import
+    error from the half-initialised package), so the tag is checked before any worker starts.
+    """
+    parts = filename[: -len(".whl")].split("-") if filename.endswith(".whl") else []
+    if len(parts) < 5:  # name-version[-build]-python-abi-platform
+        return None
+    tags = parts[-3].split(".")
+    here = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    cpython = [t for t in tags if re.fullmatch(r"cp3\d+", t)]
+    if not cpython or here in tags:
+        return None
+    if parts[-2] == "abi3" and any(int(t[3:]) <= sys.version_info.minor for t in cpython):
+        return None  # the stable ABI: built for that CPython or an earlier one
+    return f"built for {', '.join(cpython)}, this interpreter is {here}: wheel {filename}"
 
 
 @functools.cache

@@ -203,6 +203,23 @@ def test_missing_reference_is_a_reason(bench, tmp_path):
     assert r.resolve_ref(bench["build_time"].parse_args(["--no-ref"]))[0] is None
 
 
+def test_wheel_for_another_python_is_a_reason(bench, tmp_path):
+    r = bench["_ref"]
+    here = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    other = "cp39" if here != "cp39" else "cp310"
+    wheel = tmp_path / f"apache_tvm_ffi-0.1.15-{other}-{other}-manylinux_2_28_x86_64.whl"
+    wheel.write_bytes(b"")
+    args = bench["call_overhead"].parse_args(["--ref-wheel", str(wheel)])
+    assert r.resolve_ref(args) == (
+        None,
+        f"built for {other}, this interpreter is {here}: wheel {wheel.name}",
+    )
+    fits = (f"x-1-{here}-{here}-linux_x86_64.whl", "x-1-py3-none-any.whl", "x-1-cp38-abi3-any.whl")
+    for name in fits:
+        assert r.wheel_python_mismatch(name) is None, name
+    assert r.wheel_python_mismatch("x-1-cp399-abi3-any.whl") is not None
+
+
 # ----------------------------------------------------------------------------- C++ sources
 
 
