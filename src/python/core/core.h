@@ -177,7 +177,9 @@ struct ArgFrame {
   SmallVec<PyObject*, 4> dlpack_sources;
   const ExchangeApi* tensor_api = nullptr;  // first exchange API able to wrap a tensor result
   int32_t cuda_device = -1;                 // first CUDA tensor argument's device
-  const ExchangeApi* stream_api = nullptr;  // its producer's exchange API
+  // The first CUDA tensor argument's producer that can say its current stream (its exchange
+  // API has current_work_stream); NULL when none can.
+  const ExchangeApi* stream_api = nullptr;
   // Containers holding containers, converted once per call however often they are reached
   // (x = [x, x] nested n deep is n arrays, not 2**n); made on the first such container.
   std::unordered_map<PyObject*, TVMFFIObject*>* converted = nullptr;

@@ -74,7 +74,7 @@ TVMFFIStreamHandle ProvideStream(void* ctx, int32_t device_type, int32_t device_
   if (g_raw_stream_count != 0) {  // use_raw_stream for the device asked wins, as outside calls
     if (const RawStream* r = FindRawStream(kDLCUDA, device_id)) return r->stream;
   }
-  if (scope->api == nullptr || scope->api->current_work_stream == nullptr) return nullptr;
+  if (scope->api == nullptr) return nullptr;  // no producer can say its stream
   void* stream = nullptr;
   if (CurrentWorkStream(scope->api, device_id, &stream) != 0) {
     PyErr_Fetch(&scope->error_type, &scope->error_value, &scope->error_traceback);
@@ -212,7 +212,7 @@ int StreamScope::Enter(const ArgFrame& frame, CallThreadState* state, CudaDevice
     lazy = active = true;
     return 0;
   }
-  if (api == nullptr || api->current_work_stream == nullptr) return 0;
+  if (api == nullptr) return 0;  // no producer can say its stream
   // A raw stream pushed for the device is the one the call sees (use_raw_stream).
   if (g_raw_stream_count != 0 && RawStreamPushed(kDLCUDA, frame.cuda_device)) return 0;
   void* stream = nullptr;
